@@ -1,0 +1,343 @@
+/*
+ * kiln.h - the public API of kiln, a library that bakes images into GPU-ready textures.
+ *
+ * This header is the manual. Conventions:
+ *  - Every fallible call returns a kiln_status. KILN_OK is 0; every other value has a message from
+ *    kiln_status_string(), and the context that saw the failure keeps a formatted explanation
+ *    (kiln_last_error()), e.g. "foo.ktx2: level 3 extends past the end of the file".
+ *  - All state lives in a kiln_context: no global state. A context may be used by one thread at a
+ *    time; it owns a thread pool that kiln uses internally. Different contexts are independent.
+ *  - Parameter structs come with an init function that fills the defaults; set fields after it.
+ *  - Results never depend on the thread count: the same input and parameters give the same bytes.
+ *  - Images are always stored as 4 channels (RGBA) of one pixel type, rows tightly packed. The
+ *    `channels` field says how many are meaningful (1 = R/grey, 2 = RG or grey+alpha, 3, 4).
+ *  - Textures hold one format and a chain of mip levels; level 0 is the largest. Inside a level the
+ *    images are ordered layer, then face, then z-slice (as in KTX2), each a run of block rows.
+ *  - Pointers returned inside structs belong to the struct; free them with the matching _free call.
+ */
+#ifndef KILN_H
+#define KILN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(KILN_SHARED_BUILD)
+#define KILN_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define KILN_API __attribute__((visibility("default")))
+#else
+#define KILN_API
+#endif
+
+#define KILN_VERSION_MAJOR 0
+#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_PATCH 0
+#define KILN_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------- status ---------------------- */
+
+typedef enum kiln_status {
+    KILN_OK = 0,
+    KILN_ERR_INVALID_ARGUMENT = 1, /* a parameter is out of range or inconsistent */
+    KILN_ERR_OUT_OF_MEMORY = 2,
+    KILN_ERR_IO = 3,               /* a file could not be opened, read or written */
+    KILN_ERR_CORRUPT = 4,          /* input data is malformed or truncated */
+    KILN_ERR_UNSUPPORTED = 5,      /* valid input kiln cannot handle (format, feature, container) */
+    KILN_ERR_TOO_LARGE = 6,        /* sizes beyond kiln's limits (checked before allocating) */
+    KILN_ERR_CANCELLED = 7,        /* the progress callback or kiln_cancel() stopped the work */
+    KILN_ERR_NO_DEVICE = 8,        /* no usable Vulkan device for the requested backend */
+    KILN_ERR_GPU = 9,              /* a Vulkan call failed */
+    KILN_ERR_INTERNAL = 10
+} kiln_status;
+
+/* A fixed English sentence for each status; never NULL. */
+KILN_API const char *kiln_status_string(kiln_status status);
+
+/* ---------------------------------------------------------------- formats --------------------- */
+
+/* Format flags (KILN_FF_*), see kiln_format_info.flags. */
+#define KILN_FF_COMPRESSED 0x01u /* block-compressed */
+#define KILN_FF_SRGB 0x02u       /* colour channels use the sRGB transfer function */
+#define KILN_FF_SIGNED 0x04u     /* SNORM or signed float */
+#define KILN_FF_FLOAT 0x08u      /* floating point (BC6H, RGBA16F, RGBA32F) */
+#define KILN_FF_ALPHA1 0x10u     /* 1-bit (punch-through) alpha */
+#define KILN_FF_ETC1 0x20u       /* ETC2 RGB8 container, ETC1 modes only */
+
+/* Pixel types of images. The value is the size of one channel in bytes. */
+typedef enum kiln_pixel_type { KILN_PIXEL_U8 = 1, KILN_PIXEL_U16 = 2, KILN_PIXEL_F32 = 4 } kiln_pixel_type;
+
+#include "kiln_formats.h"
+
+typedef enum kiln_format {
+    KILN_FORMAT_UNDEFINED = 0,
+#define KILN_X_ENUM(ID, ...) KILN_FORMAT_##ID,
+    KILN_FORMAT_TABLE(KILN_X_ENUM)
+#undef KILN_X_ENUM
+    KILN_FORMAT_COUNT
+} kiln_format;
+
+typedef struct kiln_format_info {
+    kiln_format format;
+    const char *name;       /* full CLI name, e.g. "bc1-srgb", "bc4-snorm", "etc2-rgba" */
+    const char *cli_base;   /* base CLI name, e.g. "bc1" */
+    const char *vk_name;    /* without "VK_FORMAT_" */
+    uint32_t vk_format;     /* VkFormat */
+    uint32_t dxgi_format;   /* 0 when DXGI has no equivalent (ETC/EAC) */
+    const char *dxgi_name;  /* without "DXGI_FORMAT_"; "" when none */
+    const char *fourcc;     /* legacy DDS FourCC or "" */
+    uint32_t block_width, block_height, block_bytes;
+    uint32_t channels;      /* meaningful channels */
+    uint32_t dfd_model;     /* KTX2 DFD colour model */
+    uint32_t flags;         /* KILN_FF_* */
+    kiln_pixel_type decoded_type; /* what kiln_decode produces */
+    uint32_t ktx2_type_size;
+} kiln_format_info;
+
+/* Table entry of a format; NULL for KILN_FORMAT_UNDEFINED or out-of-range values. */
+KILN_API const kiln_format_info *kiln_format_get_info(kiln_format format);
+
+/* Looks a format up by any of its names, case-insensitively: the full CLI name ("bc7-srgb"), the base
+ * CLI name plus flags (see kiln_format_from_cli), the Vulkan name with or without "VK_FORMAT_", or the
+ * DXGI name with or without "DXGI_FORMAT_". Also accepts the texconv aliases DXT1, DXT3, DXT5, BC4U,
+ * BC4S, BC5U, BC5S, ATI1, ATI2. KILN_FORMAT_UNDEFINED when nothing matches. */
+KILN_API kiln_format kiln_format_from_name(const char *name);
+
+/* A base CLI name ("bc1") and flags (KILN_FF_SRGB and/or KILN_FF_SIGNED) to the exact variant. */
+KILN_API kiln_format kiln_format_from_cli(const char *base, uint32_t flags);
+KILN_API kiln_format kiln_format_from_vk(uint32_t vk_format);     /* ETC2 RGB8, never ETC1 */
+KILN_API kiln_format kiln_format_from_dxgi(uint32_t dxgi_format); /* DXGI BC1 -> BC1 RGBA */
+
+/* Bytes of one w x h image of the format (whole blocks), or 0 on overflow / bad format. */
+KILN_API size_t kiln_format_image_size(kiln_format format, uint32_t width, uint32_t height);
+
+/* ---------------------------------------------------------------- context --------------------- */
+
+typedef struct kiln_context kiln_context;
+
+typedef enum kiln_backend {
+    KILN_BACKEND_AUTO = 0,   /* the fastest Vulkan GPU when one works, else the CPU */
+    KILN_BACKEND_CPU = 1,
+    KILN_BACKEND_VULKAN = 2  /* fails with KILN_ERR_NO_DEVICE when there is none */
+} kiln_backend;
+
+/* Progress: fraction in [0, 1]. Return non-zero to cancel (the call then returns KILN_ERR_CANCELLED). */
+typedef int (*kiln_progress_fn)(void *user, float fraction);
+
+typedef struct kiln_context_params {
+    uint32_t threads;        /* 0 = one per online CPU */
+    kiln_backend backend;
+    int device_index;        /* -1 = choose automatically, else the index in kiln_gpu_list order */
+    kiln_progress_fn progress;
+    void *progress_user;
+    int verbose;             /* 1: GPU selection and fallbacks are reported on stderr */
+} kiln_context_params;
+
+KILN_API void kiln_context_params_init(kiln_context_params *params);
+KILN_API kiln_status kiln_context_create(const kiln_context_params *params, kiln_context **out);
+KILN_API void kiln_context_free(kiln_context *ctx); /* accepts NULL */
+
+/* The last failure's explanation (or "" when none). Valid until the next call on ctx. */
+KILN_API const char *kiln_last_error(const kiln_context *ctx);
+/* Number of worker threads the context uses. */
+KILN_API uint32_t kiln_context_threads(const kiln_context *ctx);
+/* Asks running work on ctx to stop; safe from another thread. Cleared at the start of each call. */
+KILN_API void kiln_cancel(kiln_context *ctx);
+
+/* ---------------------------------------------------------------- images ---------------------- */
+
+typedef struct kiln_image {
+    uint32_t width, height;
+    kiln_pixel_type type;
+    uint32_t channels;  /* meaningful channels (storage is always RGBA) */
+    int srgb;           /* 1 when colour channels are sRGB-encoded */
+    int hdr;            /* 1 when the source was a high dynamic range file */
+    void *pixels;       /* width * height * 4 * type bytes */
+} kiln_image;
+
+/* Allocates a zeroed image; checks the size before allocating. */
+KILN_API kiln_status kiln_image_alloc(kiln_context *ctx, kiln_image *img, uint32_t width, uint32_t height,
+                                      kiln_pixel_type type);
+KILN_API void kiln_image_free(kiln_image *img); /* accepts NULL and zeroed images */
+
+/* Largest width or height kiln accepts, and the largest pixel count. */
+#define KILN_MAX_DIMENSION 65536u
+#define KILN_MAX_PIXELS (1ull << 30)
+
+/* Reads PNG (8/16-bit, every colour type), JPEG, TGA, BMP, Radiance HDR and OpenEXR (half/float,
+ * every compression). 16-bit PNG gives U16, HDR and EXR give F32, the rest U8. LDR colour images are
+ * tagged srgb = 1. */
+KILN_API kiln_status kiln_image_load(kiln_context *ctx, const char *path, kiln_image *out);
+KILN_API kiln_status kiln_image_load_memory(kiln_context *ctx, const void *data, size_t size, kiln_image *out);
+
+/* Writes by extension: .png (U8 -> 8-bit, U16 -> 16-bit; F32 is clamped to [0,1] and written 16-bit)
+ * or .exr (F32 as half unless KILN_SAVE_EXR_FLOAT; U8/U16 converted). `channels` picks grey, grey+alpha,
+ * RGB or RGBA. The file appears atomically (temporary name, then rename). */
+#define KILN_SAVE_EXR_FLOAT 0x1u
+KILN_API kiln_status kiln_image_save(kiln_context *ctx, const kiln_image *img, const char *path, uint32_t flags);
+
+/* Converts pixel type (U8 <-> U16 <-> F32; values scaled to [0,1] for F32, clamped when narrowing). */
+KILN_API kiln_status kiln_image_convert(kiln_context *ctx, const kiln_image *src, kiln_pixel_type type,
+                                        kiln_image *dst);
+
+/* ---------------------------------------------------------------- textures -------------------- */
+
+#define KILN_MAX_LEVELS 32
+
+typedef struct kiln_kv {
+    char *key;          /* NUL-terminated */
+    uint8_t *value;     /* value bytes as stored (a string value includes its NUL) */
+    uint32_t value_size;
+} kiln_kv;
+
+typedef struct kiln_texture {
+    kiln_format format;
+    uint32_t width, height, depth; /* depth 1 for 2-D textures */
+    uint32_t layers;               /* >= 1 (1 = not an array) */
+    uint32_t faces;                /* 1 or 6 (cube map) */
+    uint32_t levels;               /* >= 1 */
+    int is_array;                  /* KTX2 layerCount > 0 */
+    int premultiplied;             /* alpha is premultiplied */
+    size_t level_offset[KILN_MAX_LEVELS]; /* byte offset of each level in data */
+    size_t level_size[KILN_MAX_LEVELS];   /* bytes of each level (all layers, faces, slices) */
+    uint8_t *data;
+    size_t data_size;
+    kiln_kv *kv;                   /* key/value metadata (KTX2), sorted by key */
+    uint32_t kv_count;
+} kiln_texture;
+
+/* Fills the geometry and allocates zeroed data for `levels` levels (0 = full chain). */
+KILN_API kiln_status kiln_texture_alloc(kiln_context *ctx, kiln_texture *tex, kiln_format format, uint32_t width,
+                                        uint32_t height, uint32_t levels, uint32_t layers, uint32_t faces);
+KILN_API void kiln_texture_free(kiln_texture *tex); /* accepts NULL and zeroed textures */
+/* Width / height of a level (never below 1). */
+KILN_API uint32_t kiln_level_dim(uint32_t base, uint32_t level);
+/* Pointer to one image (level, layer, face, slice 0) and its size in bytes. NULL when out of range. */
+KILN_API uint8_t *kiln_texture_image(const kiln_texture *tex, uint32_t level, uint32_t layer, uint32_t face,
+                                     size_t *size);
+/* Sets (replaces) a string key/value pair. */
+KILN_API kiln_status kiln_texture_set_kv(kiln_context *ctx, kiln_texture *tex, const char *key, const char *value);
+
+/* ---------------------------------------------------------------- containers ------------------ */
+
+typedef enum kiln_container { KILN_CONTAINER_AUTO = 0, KILN_CONTAINER_KTX2, KILN_CONTAINER_DDS, KILN_CONTAINER_KTX1 } kiln_container;
+
+typedef enum kiln_dds_header { KILN_DDS_HEADER_AUTO = 0, KILN_DDS_HEADER_DX10, KILN_DDS_HEADER_LEGACY } kiln_dds_header;
+
+typedef struct kiln_save_params {
+    kiln_container container;   /* AUTO: from the extension (.ktx2, .dds; .ktx writes KTX2 too) */
+    int zstd_level;             /* KTX2: 0 = no supercompression, 1..22 = zstd level */
+    kiln_dds_header dds_header; /* DDS: AUTO = legacy where the format allows (as texconv), else DX10 */
+} kiln_save_params;
+
+KILN_API void kiln_save_params_init(kiln_save_params *params);
+
+/* Reads KTX2 (with or without zstd), KTX 1 or DDS, detected from the content. */
+KILN_API kiln_status kiln_texture_load(kiln_context *ctx, const char *path, kiln_texture *out);
+KILN_API kiln_status kiln_texture_load_memory(kiln_context *ctx, const void *data, size_t size, kiln_texture *out);
+/* Writes atomically (temporary name, then rename); no partial file is left on failure. */
+KILN_API kiln_status kiln_texture_save(kiln_context *ctx, const kiln_texture *tex, const char *path,
+                                       const kiln_save_params *params);
+/* Serialises into a malloc'ed buffer (free with kiln_free). */
+KILN_API kiln_status kiln_texture_save_memory(kiln_context *ctx, const kiln_texture *tex, kiln_container container,
+                                              const kiln_save_params *params, uint8_t **out, size_t *out_size);
+KILN_API void kiln_free(void *p);
+
+/* Strict validation. Calls `report` once per problem (severity 2 = error, 1 = warning) and returns
+ * KILN_OK only when no error was found (KILN_ERR_CORRUPT otherwise). */
+typedef void (*kiln_report_fn)(void *user, int severity, const char *message);
+KILN_API kiln_status kiln_validate_memory(kiln_context *ctx, const void *data, size_t size, kiln_report_fn report,
+                                          void *user);
+
+/* Human-readable description of a file's header, levels, DFD and metadata (malloc'ed, kiln_free). */
+KILN_API kiln_status kiln_describe_memory(kiln_context *ctx, const void *data, size_t size, char **out_text);
+
+/* ---------------------------------------------------------------- decode ---------------------- */
+
+/* Decodes one image of a texture to pixels of the format's decoded_type (U8 for 8-bit formats, U16
+ * for unsigned EAC, F32 for BC6H, SNORM and float formats). Channels the format lacks are 0, alpha 1
+ * (as Vulkan samples them). BC1-BC5 follow the D3D10 reference: integer interpolation without
+ * rounding ((2a+b)/3, (a+b)/2, ((7-i)a+ib)/7 ...), as libsquish and rgbcx decode. Uses the context's
+ * backend (GPU decode shaders when it is Vulkan). */
+KILN_API kiln_status kiln_decode(kiln_context *ctx, const kiln_texture *tex, uint32_t level, uint32_t layer,
+                                 uint32_t face, kiln_image *out);
+
+/* ---------------------------------------------------------------- metrics --------------------- */
+
+typedef struct kiln_metrics {
+    double psnr_rgb;        /* over R, G, B together (dB); INFINITY when identical */
+    double psnr[4];         /* per channel */
+    double psnr_alpha;      /* same as psnr[3] */
+    double mse_rgb;
+    double ssim;            /* mean SSIM of the luma (8x8 windows, Wang et al. constants) */
+    double max_error;       /* largest absolute channel difference, in the image's units (255 for U8) */
+    double normal_angle_mean;  /* degrees; mean angle between decoded normals (xyz from RGB) */
+    double rmse;            /* HDR: RMSE over RGB in linear values */
+    double rmsle;           /* HDR: sqrt(mean over R,G,B of (ln(1+x) - ln(1+y))^2) */
+    int hdr;
+} kiln_metrics;
+
+/* Compares two images of the same size (any pixel types; both brought to [0,1] floats, or raw floats
+ * when either is HDR). Channels compared: max of the two `channels`. */
+KILN_API kiln_status kiln_compare(kiln_context *ctx, const kiln_image *a, const kiln_image *b, kiln_metrics *out);
+
+/* ---------------------------------------------------------------- encode ---------------------- */
+
+typedef enum kiln_quality {
+    KILN_QUALITY_FAST = 0,   /* principal axis + refinement class; fastest */
+    KILN_QUALITY_NORMAL = 1,
+    KILN_QUALITY_HIGH = 2,   /* cluster fit (BC1), wide searches (ETC) */
+    KILN_QUALITY_MAX = 3     /* the best kiln knows; exhaustive/optimal where proven (BC4/BC5/EAC) */
+} kiln_quality;
+
+typedef struct kiln_encode_params {
+    kiln_format format;
+    kiln_quality quality;
+    int perceptual;           /* weight R,G,B errors 0.299/0.587/0.114 style instead of equally */
+    int dither;               /* error-diffusion dithering against banding */
+    uint8_t alpha_threshold;  /* BC1a / ETC2 RGB A1: alpha below this is transparent (default 128) */
+    int alpha_cutout;         /* ignore colour error where alpha is 0 (BC1a / ETC2 A1) */
+    int gpu_strategy;         /* 0 = kiln's own design, 1 = the seed design (betsy / cluster-fit paper) */
+} kiln_encode_params;
+
+/* Defaults for a format and quality. */
+KILN_API void kiln_encode_params_init(kiln_encode_params *params, kiln_format format, kiln_quality quality);
+/* Encodes one image into one image of params->format: dst must hold kiln_format_image_size() bytes.
+ * Sizes that are not multiples of the block size are padded by edge replication. Deterministic for
+ * any thread count. */
+KILN_API kiln_status kiln_encode_image(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                                       uint8_t *dst, size_t dst_size);
+/* Encodes an image into a new one-level texture. */
+KILN_API kiln_status kiln_encode(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                                 kiln_texture *out);
+
+/* ---------------------------------------------------------------- GPU ------------------------- */
+
+typedef struct kiln_gpu_info {
+    char name[256];
+    char driver[256];
+    uint32_t vendor_id, device_id;
+    uint32_t api_version;
+    uint32_t subgroup_size;
+    int discrete;
+    int bc_sampling;   /* textureCompressionBC */
+    int etc2_sampling; /* textureCompressionETC2 */
+} kiln_gpu_info;
+
+/* Lists usable Vulkan devices (count 0 when there is no loader or device; that is not an error). */
+KILN_API kiln_status kiln_gpu_list(kiln_context *ctx, kiln_gpu_info *infos, uint32_t capacity, uint32_t *count);
+/* The backend the context ended up using after AUTO resolution (CPU or VULKAN), and the device. */
+KILN_API kiln_backend kiln_context_backend(kiln_context *ctx);
+KILN_API const kiln_gpu_info *kiln_context_gpu(kiln_context *ctx); /* NULL on the CPU */
+
+/* Time of the last GPU dispatch of a decode/encode in milliseconds from timestamp queries (kernel
+ * only), or a negative value when the last call ran on the CPU. */
+KILN_API double kiln_last_gpu_ms(const kiln_context *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KILN_H */

@@ -1,0 +1,78 @@
+/* codec.h - the block codecs' internal contract. One file per format family implements it:
+ *   bc.c (BC1-BC5), bc6h.c, bc7.c, etc.c (ETC1, ETC2, EAC); encoders in *_enc.c files.
+ * decode.c and encode.c drive them over whole images (threads, padding, clipping).
+ *
+ * Texel order everywhere: 16 texels row-major (index = y * 4 + x), each RGBA.
+ * Decoders write the format's decoded type (kiln_format_info.decoded_type):
+ *   U8  -> uint8_t[64]; U16 -> uint16_t[64]; F32 -> float[64].
+ * Channels a format lacks are 0, alpha is the maximum (255, 65535 or 1.0f), as Vulkan samples them.
+ */
+#ifndef KILN_CODEC_H
+#define KILN_CODEC_H
+
+#include "core/internal.h"
+
+typedef void (*kiln_block_decode_fn)(const uint8_t *block, void *texels);
+
+/* The decoder of a block-compressed format, NULL for uncompressed ones. */
+kiln_block_decode_fn kiln__block_decoder(kiln_format format);
+
+/* bc.c - D3D10 reference decoding: BC1 colours 2/3 = (2a+b)/3, (a+2b)/3 and (a+b)/2 in integers,
+ * truncating; 565 expanded by bit replication; BC4/BC5 ramps ((8-i)*a+(i-1)*b)/7 style, truncating;
+ * BC4/BC5 SNORM: -128 is treated as -127, output value/127.0f. */
+void kiln__dec_bc1_rgb(const uint8_t *block, void *texels);  /* U8; 3-colour index 3 -> black, alpha 255 */
+void kiln__dec_bc1_rgba(const uint8_t *block, void *texels); /* U8; 3-colour index 3 -> transparent black */
+void kiln__dec_bc2(const uint8_t *block, void *texels);      /* U8 */
+void kiln__dec_bc3(const uint8_t *block, void *texels);      /* U8 */
+void kiln__dec_bc4u(const uint8_t *block, void *texels);     /* U8 (r,0,0,255) */
+void kiln__dec_bc4s(const uint8_t *block, void *texels);     /* F32 (r,0,0,1) */
+void kiln__dec_bc5u(const uint8_t *block, void *texels);     /* U8 (r,g,0,255) */
+void kiln__dec_bc5s(const uint8_t *block, void *texels);     /* F32 (r,g,0,1) */
+/* Single-channel BC4 helpers shared with BC3/BC5 and the encoders: 16 values. */
+void kiln__dec_bc4_channel_u(const uint8_t *block8, uint8_t out[16]);
+void kiln__dec_bc4_channel_s(const uint8_t *block8, int8_t out[16]); /* values in [-127, 127] */
+/* BC1 colour block to RGBA8 with explicit punch-through handling (shared by BC2/BC3 which always use
+ * the 4-colour interpolation regardless of endpoint order). */
+void kiln__dec_bc1_colors(const uint8_t *block8, uint8_t out[64], int force_four_color, int punchthrough_alpha);
+
+/* bc6h.c - all 14 modes, exact half-float results per the Khronos spec (F32 out, alpha 1). */
+void kiln__dec_bc6h_uf(const uint8_t *block, void *texels);
+void kiln__dec_bc6h_sf(const uint8_t *block, void *texels);
+/* The same, but the 16-bit half values (RGB, 3 per texel), for exact comparisons. */
+void kiln__dec_bc6h_half(const uint8_t *block, int is_signed, uint16_t out[48]);
+
+/* bc7.c - all 8 modes, every partition, rotation and index selection (U8). Mode 8+ (invalid) -> 0. */
+void kiln__dec_bc7(const uint8_t *block, void *texels);
+
+/* etc.c - ETC1/ETC2 RGB (individual, differential, T, H, planar), RGB A1 (punch-through), RGBA (EAC
+ * alpha), EAC R11/RG11. Unsigned EAC: the 11-bit value v widened to 16 bits as (v << 5) | (v >> 6).
+ * Signed EAC: value/1023.0f clamped to [-1, 1]. */
+void kiln__dec_etc2_rgb(const uint8_t *block, void *texels);    /* U8; also decodes ETC1 */
+void kiln__dec_etc2_rgb_a1(const uint8_t *block, void *texels); /* U8 */
+void kiln__dec_etc2_rgba(const uint8_t *block, void *texels);   /* U8 (EAC alpha in the first 8 bytes) */
+void kiln__dec_eac_r11u(const uint8_t *block, void *texels);    /* U16 */
+void kiln__dec_eac_r11s(const uint8_t *block, void *texels);    /* F32 */
+void kiln__dec_eac_rg11u(const uint8_t *block, void *texels);   /* U16 */
+void kiln__dec_eac_rg11s(const uint8_t *block, void *texels);   /* F32 */
+/* EAC single channel helpers: 11-bit results (unsigned 0..2047, signed -1023..1023). */
+void kiln__dec_eac_channel_u11(const uint8_t *block8, uint16_t out[16]);
+void kiln__dec_eac_channel_s11(const uint8_t *block8, int16_t out[16]);
+/* The 8-bit EAC alpha (ETC2 RGBA8). */
+void kiln__dec_eac_alpha8(const uint8_t *block8, uint8_t out[16]);
+
+/* ---- encoders ----
+ * The driver (encode.c) fills a kiln_block per 4x4 block (edge-replicated at image borders) and calls
+ * the format's kiln_block_encode_fn. All three representations are filled for every source type. */
+typedef struct kiln_block {
+    uint8_t rgba8[64];    /* 8-bit values (sRGB-encoded when the source is) */
+    uint16_t rgba16[64];  /* 16-bit unorm (u8 * 257 for 8-bit sources) */
+    float f[64];          /* raw floats: HDR values, or unorm [0,1]; for SIGNED formats from a non-float
+                             source the driver maps unorm x to 2x-1 */
+} kiln_block;
+
+typedef void (*kiln_block_encode_fn)(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+
+/* The encoder of a format, NULL when kiln cannot encode it (yet). */
+kiln_block_encode_fn kiln__block_encoder(kiln_format format);
+
+#endif

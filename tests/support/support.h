@@ -1,0 +1,30 @@
+/* support.h - helpers shared by the unit tests (cmocka). */
+#ifndef KILN_TEST_SUPPORT_H
+#define KILN_TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "kiln/kiln.h"
+
+/* Deterministic pseudo-random numbers (xorshift64*). */
+typedef struct kt_rng { uint64_t s; } kt_rng;
+void kt_rng_seed(kt_rng *r, uint64_t seed);
+uint32_t kt_rng_u32(kt_rng *r);
+void kt_rng_bytes(kt_rng *r, void *dst, size_t n);
+
+/* A context for tests (threads: 0 = default; backend CPU unless the name says otherwise). */
+kiln_context *kt_context(uint32_t threads, kiln_backend backend);
+/* Path of a file under ../shared/testdata (static buffer, valid until the next call). */
+const char *kt_testdata(const char *relative);
+/* Path of a fresh scratch file in the build tree (static buffer). */
+const char *kt_tmp(const char *name);
+/* FNV-1a 64 of bytes, for golden hashes. */
+uint64_t kt_hash(const void *data, size_t size);
+/* 1 when a Vulkan device is available (lavapipe in CI). */
+int kt_have_vulkan(void);
+
+#endif
