@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# test.sh - the whole test suite: the Release build (./build, made by setup.sh), an ASan+UBSan build
+# (./build-asan), and a short run of every fuzz target (./build-fuzz, clang + libFuzzer).
+# Usage: bash scripts/test.sh            (after scripts/setup.sh)
+# Environment: KILN_FUZZ_SECONDS (default 20 per target), KILN_SKIP_ASAN=1, KILN_SKIP_FUZZ=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+shared="${KILN_SHARED_DIR:-$(cd .. && pwd)/shared}"
+jobs="$(nproc)"
+export CTEST_OUTPUT_ON_FAILURE=1
+
+echo "== Release build: tests"
+cmake --build build -j"$jobs"
+(cd build && ctest -j"$jobs" --timeout 900)
+
+if [ "${KILN_SKIP_ASAN:-0}" != 1 ]; then
+  echo "== ASan+UBSan build: tests"
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKILN_SANITIZE=ON -DKILN_SHARED_DIR="$shared" >/dev/null
+  cmake --build build-asan -j"$jobs"
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     ctest -j"$jobs" --timeout 1500)
+fi
+
+if [ "${KILN_SKIP_FUZZ:-0}" != 1 ]; then
+  echo "== fuzz targets (${KILN_FUZZ_SECONDS:-20} s each)"
+  cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DKILN_FUZZ=ON -DKILN_TESTS=OFF \
+        -DKILN_VULKAN=OFF -DKILN_SHARED_DIR="$shared" >/dev/null
+  cmake --build build-fuzz -j"$jobs"
+  bash tests/fuzz/run.sh build-fuzz "${KILN_FUZZ_SECONDS:-20}"
+fi
+echo "== all tests passed"
