@@ -118,6 +118,14 @@ KILN_API size_t kiln_format_image_size(kiln_format format, uint32_t width, uint3
 
 typedef struct kiln_context kiln_context;
 
+/* Where work that has a GPU path runs. AUTO takes the fastest Vulkan device (discrete, then
+ * integrated, virtual, other: the order of kiln_gpu_list) when one works, else the CPU, silently
+ * (one line on stderr when verbose). A CPU implementation of Vulkan (lavapipe/llvmpipe) is slower
+ * than kiln's own CPU path, so AUTO takes it only when the environment has KILN_ALLOW_CPU_VULKAN=1;
+ * VULKAN uses any device, lavapipe included, and fails with KILN_ERR_NO_DEVICE when there is none.
+ * kiln_context_params.device_index picks a device explicitly under AUTO or VULKAN (an index that
+ * does not exist is KILN_ERR_INVALID_ARGUMENT). KILN_VK_VALIDATION=1 in the environment turns on
+ * the Khronos validation layer (messages go to stderr). */
 typedef enum kiln_backend {
     KILN_BACKEND_AUTO = 0,   /* the fastest Vulkan GPU when one works, else the CPU */
     KILN_BACKEND_CPU = 1,
@@ -254,6 +262,8 @@ KILN_API kiln_status kiln_validate_memory(kiln_context *ctx, const void *data, s
 
 /* Human-readable description of a file's header, levels, DFD and metadata (malloc'ed, kiln_free). */
 KILN_API kiln_status kiln_describe_memory(kiln_context *ctx, const void *data, size_t size, char **out_text);
+/* The same description as JSON (one object; keys as in the text form). */
+KILN_API kiln_status kiln_describe_memory_json(kiln_context *ctx, const void *data, size_t size, char **out_json);
 
 /* ---------------------------------------------------------------- decode ---------------------- */
 
@@ -313,6 +323,84 @@ KILN_API kiln_status kiln_encode_image(kiln_context *ctx, const kiln_image *img,
 /* Encodes an image into a new one-level texture. */
 KILN_API kiln_status kiln_encode(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
                                  kiln_texture *out);
+
+/* ---------------------------------------------------------------- mipmaps --------------------- */
+
+/* Mipmap chains on the CPU (src/mip; the exact arithmetic is specified in src/mip/mip.h, the
+ * reference the GPU strategies are tested against). Level l is max(1, W >> l) x max(1, H >> l); a
+ * full chain has floor(log2(max(W, H))) + 1 levels and ends at 1x1. Every level is filtered from
+ * the level above kept in fp32 linear values (never from a quantised level), separably, vertical
+ * pass first, in a fixed order: results are the same bytes for any thread count. */
+
+typedef enum kiln_mip_filter {
+    KILN_MIP_FILTER_BOX = 0,      /* exact, energy-conserving box: 2 taps (1/2, 1/2) on an even axis, the
+                                     3-tap NP2 kernel ((n-x)/D, n/D, (x+1)/D) on an odd axis D = 2n+1 */
+    KILN_MIP_FILTER_KAISER = 1,   /* Kaiser-windowed sinc, NVTT defaults: width 3, alpha 4, stretch 1 */
+    KILN_MIP_FILTER_LANCZOS3 = 2, /* sinc(x) sinc(x/3), support 3 */
+    KILN_MIP_FILTER_MITCHELL = 3  /* Mitchell-Netravali cubic, B = C = 1/3, support 2 */
+} kiln_mip_filter;
+/* The quality filters are evaluated level by level (each level from the one above) as polyphase
+ * kernels at output scale (12-13 taps for a 2:1 step, box-integrated over each source texel), as NVTT
+ * does. They can ring: U8/U16 results are clamped, float results are not. */
+
+typedef enum kiln_mip_edge {
+    KILN_MIP_EDGE_CLAMP = 0,  /* taps outside the image repeat the edge texel */
+    KILN_MIP_EDGE_WRAP = 1    /* tiling textures: taps wrap around (box never reads outside) */
+} kiln_mip_edge;
+
+typedef enum kiln_mip_color {
+    KILN_MIP_COLOR_AUTO = 0,   /* sRGB for U8 images tagged srgb (unless normal_map), linear otherwise */
+    KILN_MIP_COLOR_SRGB = 1,   /* decode sRGB to linear, filter, re-encode with correct rounding */
+    KILN_MIP_COLOR_LINEAR = 2  /* values are data: filter them as stored */
+} kiln_mip_color;
+
+typedef enum kiln_mip_alpha {
+    KILN_MIP_ALPHA_WEIGHTED = 0,     /* straight alpha: colour weighted by alpha (premultiply, filter,
+                                        unpremultiply) so transparent texels do not bleed; a fully
+                                        transparent footprint keeps its plain average colour */
+    KILN_MIP_ALPHA_SEPARATE = 1,     /* alpha is unrelated data: all four channels filtered alike */
+    KILN_MIP_ALPHA_PREMULTIPLIED = 2 /* input already premultiplied: filtered alike, texture marked so */
+} kiln_mip_alpha;
+
+typedef struct kiln_mip_params {
+    kiln_mip_filter filter;     /* default BOX */
+    kiln_mip_edge edge;         /* default CLAMP */
+    kiln_mip_color color;       /* default AUTO */
+    kiln_mip_alpha alpha;       /* default WEIGHTED */
+    float alpha_coverage_ref;   /* in (0, 1): keep alpha-test coverage (texconv -keepcoverage): each level's
+                                   alpha is scaled so the fraction of texels whose stored alpha > ref is
+                                   as close as possible to level 0's. 0 = off (default) */
+    int normal_map;             /* 1: xyz are unit vectors (unorm 2v-1 for U8/U16, signed for F32),
+                                   renormalised per level; implies linear, no alpha weighting */
+    uint32_t levels;            /* levels including level 0; 0 = the full chain (default) */
+} kiln_mip_params;
+
+KILN_API void kiln_mip_params_init(kiln_mip_params *params);
+
+/* Number of levels of a full chain for a width x height image (0 when either is 0). */
+KILN_API uint32_t kiln_mip_level_count(uint32_t width, uint32_t height);
+
+/* Builds the chain of `base` as images: levels_out[l] for l = 0 .. *level_count - 1, each allocated
+ * here (free each with kiln_image_free), with base's pixel type, channels, srgb and hdr flags (HDR
+ * inputs are F32 and stay F32). levels_out[0] is a copy of base. On entry *level_count is the number
+ * of slots in levels_out (KILN_MAX_LEVELS always suffices); on return the number of levels made. On
+ * failure nothing stays allocated and *level_count is 0. */
+KILN_API kiln_status kiln_mip_generate(kiln_context *ctx, const kiln_image *base, const kiln_mip_params *params,
+                                       kiln_image *levels_out, uint32_t *level_count);
+
+/* Builds an uncompressed texture with all levels of `base`. Formats: RGBA8_UNORM / RGBA8_SRGB (the
+ * variant follows the colour space: SRGB when filtering decoded sRGB), RGBA16F and RGBA32F (linear
+ * values; sRGB inputs are decoded), R8_UNORM (keeps R) and RG8_UNORM (keeps R, G): these are linear
+ * under AUTO; under an explicit SRGB they hold sRGB-encoded values. Other formats:
+ * KILN_ERR_UNSUPPORTED (compress levels with kiln_encode_image). */
+KILN_API kiln_status kiln_mip_texture(kiln_context *ctx, const kiln_image *base, const kiln_mip_params *params,
+                                      kiln_format uncompressed_format, kiln_texture *out);
+/* The same for arrays and cube maps: images[layer * faces + face], all of one size and pixel type;
+ * faces = 6 makes a cube map (square faces; filtered per face with the edge mode, not across seams).
+ * is_array sets kiln_texture.is_array. */
+KILN_API kiln_status kiln_mip_texture_layers(kiln_context *ctx, const kiln_image *images, uint32_t layers,
+                                             uint32_t faces, int is_array, const kiln_mip_params *params,
+                                             kiln_format uncompressed_format, kiln_texture *out);
 
 /* ---------------------------------------------------------------- GPU ------------------------- */
 

@@ -75,4 +75,25 @@ typedef void (*kiln_block_encode_fn)(const kiln_block *src, uint8_t *out, const 
 /* The encoder of a format, NULL when kiln cannot encode it (yet). */
 kiln_block_encode_fn kiln__block_encoder(kiln_format format);
 
+/* ---- block encoders (kiln_block_encode_fn), registered in kiln__block_encoder (encode.c) ----
+ * Variants (sRGB, 1-bit alpha, SNORM) come from params->format; quality from params->quality. */
+/* bc1_enc.c: BC1 RGB and RGBA (punch-through alpha below params->alpha_threshold), BC2 (BC1 colour in
+ * 4-colour mode + 4-bit alpha), BC3 (BC1 colour in 4-colour mode + BC4 alpha). */
+void kiln__enc_bc1(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+void kiln__enc_bc2(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+void kiln__enc_bc3(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+/* bc4_enc.c: BC4 (R) and BC5 (R, G), UNORM and SNORM; optimal at KILN_QUALITY_MAX. */
+void kiln__enc_bc4(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+void kiln__enc_bc5(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+/* One BC4 channel of 16 values (0..255, or -127..127 when is_signed) into 8 bytes; shared by BC3/BC5.
+ * Returns the squared error under kiln's decoder. */
+uint32_t kiln__enc_bc4_channel(const int v[16], int is_signed, kiln_quality quality, uint8_t out[8]);
+/* etc1_enc.c, etc2_enc.c, eac_enc.c (ETC/EAC encoders; signedness from params->format). */
+void kiln__enc_etc1(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+void kiln__enc_etc2_rgb(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+void kiln__enc_etc2_rgb_a1(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+void kiln__enc_etc2_rgba(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+void kiln__enc_eac_r11(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+void kiln__enc_eac_rg11(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+
 #endif

@@ -1,7 +1,249 @@
-/* PLACEHOLDER: replaced by the owner of this file. */
+/* encode.c - whole-image encoding on the CPU: the encoder table, parameter defaults and the driver
+ * that cuts an image into 4x4 blocks (edge-replicated at the right and bottom borders), fills a
+ * kiln_block for each and calls the format's block encoder. Blocks are independent and each writes
+ * only its own bytes, so the output is the same for any thread count. Uncompressed formats (R8, RG8,
+ * RGBA8, RGBA16F, RGBA32F) are converted pixel by pixel. */
 #include "codec/codec.h"
+
+#include <math.h>
 #include <string.h>
-kiln_block_encode_fn kiln__block_encoder(kiln_format format) { return NULL; }
-void kiln_encode_params_init(kiln_encode_params *p, kiln_format f, kiln_quality q) { memset(p, 0, sizeof *p); p->format = f; p->quality = q; p->alpha_threshold = 128; }
-kiln_status kiln_encode_image(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *p, uint8_t *dst, size_t n) { return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "not implemented"); }
-kiln_status kiln_encode(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *p, kiln_texture *out) { return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "not implemented"); }
+
+kiln_block_encode_fn kiln__block_encoder(kiln_format format)
+{
+    switch (format) {
+    case KILN_FORMAT_BC1_RGB_UNORM:
+    case KILN_FORMAT_BC1_RGB_SRGB:
+    case KILN_FORMAT_BC1_RGBA_UNORM:
+    case KILN_FORMAT_BC1_RGBA_SRGB: return kiln__enc_bc1;
+    case KILN_FORMAT_BC2_UNORM:
+    case KILN_FORMAT_BC2_SRGB: return kiln__enc_bc2;
+    case KILN_FORMAT_BC3_UNORM:
+    case KILN_FORMAT_BC3_SRGB: return kiln__enc_bc3;
+    case KILN_FORMAT_BC4_UNORM:
+    case KILN_FORMAT_BC4_SNORM: return kiln__enc_bc4;
+    case KILN_FORMAT_BC5_UNORM:
+    case KILN_FORMAT_BC5_SNORM: return kiln__enc_bc5;
+    case KILN_FORMAT_ETC1_UNORM:
+    case KILN_FORMAT_ETC1_SRGB: return kiln__enc_etc1;
+    case KILN_FORMAT_ETC2_RGB8_UNORM:
+    case KILN_FORMAT_ETC2_RGB8_SRGB: return kiln__enc_etc2_rgb;
+    case KILN_FORMAT_ETC2_RGB8A1_UNORM:
+    case KILN_FORMAT_ETC2_RGB8A1_SRGB: return kiln__enc_etc2_rgb_a1;
+    case KILN_FORMAT_ETC2_RGBA8_UNORM:
+    case KILN_FORMAT_ETC2_RGBA8_SRGB: return kiln__enc_etc2_rgba;
+    case KILN_FORMAT_EAC_R11_UNORM:
+    case KILN_FORMAT_EAC_R11_SNORM: return kiln__enc_eac_r11;
+    case KILN_FORMAT_EAC_RG11_UNORM:
+    case KILN_FORMAT_EAC_RG11_SNORM: return kiln__enc_eac_rg11;
+    default: return NULL;
+    }
+}
+
+void kiln_encode_params_init(kiln_encode_params *params, kiln_format format, kiln_quality quality)
+{
+    if (!params) return;
+    memset(params, 0, sizeof *params);
+    params->format = format;
+    params->quality = quality;
+    params->perceptual = 0;
+    params->dither = 0;
+    params->alpha_threshold = 128;
+    params->alpha_cutout = 0;
+    params->gpu_strategy = 0;
+}
+
+/* ---------------------------------------------------------------- pixel access */
+
+typedef struct encode_job {
+    const kiln_image *img;
+    const kiln_encode_params *params;
+    const kiln_format_info *fi;
+    kiln_block_encode_fn fn;
+    uint8_t *dst;
+    uint32_t bx, by; /* blocks per row, block rows */
+    int signed_map;  /* SNORM target from a non-float source: unorm x -> 2x - 1 */
+} encode_job;
+
+static inline float clamp01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; }
+
+/* Fills the three representations of one texel from the image at (x, y). */
+static void fetch_texel(const encode_job *j, uint32_t x, uint32_t y, kiln_block *b, int t)
+{
+    const kiln_image *img = j->img;
+    size_t base = ((size_t)y * img->width + x) * 4;
+    switch (img->type) {
+    case KILN_PIXEL_U8: {
+        const uint8_t *p = (const uint8_t *)img->pixels + base;
+        for (int c = 0; c < 4; c++) {
+            b->rgba8[t * 4 + c] = p[c];
+            b->rgba16[t * 4 + c] = (uint16_t)(p[c] * 257u);
+            b->f[t * 4 + c] = (float)p[c] * (1.0f / 255.0f);
+        }
+        break;
+    }
+    case KILN_PIXEL_U16: {
+        const uint16_t *p = (const uint16_t *)img->pixels + base;
+        for (int c = 0; c < 4; c++) {
+            b->rgba8[t * 4 + c] = (uint8_t)(((uint32_t)p[c] * 255u + 32767u) / 65535u);
+            b->rgba16[t * 4 + c] = p[c];
+            b->f[t * 4 + c] = (float)p[c] * (1.0f / 65535.0f);
+        }
+        break;
+    }
+    default: { /* F32 */
+        const float *p = (const float *)img->pixels + base;
+        for (int c = 0; c < 4; c++) {
+            float v = p[c];
+            if (v != v) v = 0.0f; /* NaN */
+            float u = clamp01(v);
+            b->rgba8[t * 4 + c] = (uint8_t)(u * 255.0f + 0.5f);
+            b->rgba16[t * 4 + c] = (uint16_t)(u * 65535.0f + 0.5f);
+            b->f[t * 4 + c] = v;
+        }
+        break;
+    }
+    }
+    if (j->signed_map)
+        for (int c = 0; c < 4; c++) b->f[t * 4 + c] = b->f[t * 4 + c] * 2.0f - 1.0f;
+}
+
+static void encode_blocks(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const encode_job *j = user;
+    const uint32_t w = j->img->width, h = j->img->height;
+    const uint32_t bytes = j->fi->block_bytes;
+    kiln_block blk;
+    for (size_t i = begin; i < end; i++) {
+        uint32_t bx = (uint32_t)(i % j->bx), by = (uint32_t)(i / j->bx);
+        for (uint32_t y = 0; y < 4; y++) {
+            uint32_t sy = by * 4 + y;
+            if (sy >= h) sy = h - 1;
+            for (uint32_t x = 0; x < 4; x++) {
+                uint32_t sx = bx * 4 + x;
+                if (sx >= w) sx = w - 1;
+                fetch_texel(j, sx, sy, &blk, (int)(y * 4 + x));
+            }
+        }
+        j->fn(&blk, j->dst + i * bytes, j->params);
+    }
+}
+
+/* Uncompressed targets: one "block" is one pixel. */
+static void encode_pixels(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const encode_job *j = user;
+    const uint32_t w = j->img->width;
+    const uint32_t bytes = j->fi->block_bytes;
+    kiln_block blk;
+    for (size_t i = begin; i < end; i++) {
+        fetch_texel(j, (uint32_t)(i % w), (uint32_t)(i / w), &blk, 0);
+        uint8_t *o = j->dst + i * bytes;
+        switch (j->fi->format) {
+        case KILN_FORMAT_RGBA16F:
+            for (int c = 0; c < 4; c++) {
+                uint16_t hv = kiln__float_to_half(blk.f[c]);
+                memcpy(o + c * 2, &hv, 2);
+            }
+            break;
+        case KILN_FORMAT_RGBA32F: memcpy(o, blk.f, 16); break;
+        default: memcpy(o, blk.rgba8, bytes); break; /* R8, RG8, RGBA8 (UNORM/SRGB) */
+        }
+    }
+}
+
+static kiln_status check_image(kiln_context *ctx, const kiln_image *img)
+{
+    if (!img || !img->pixels)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: the image is NULL or has no pixels");
+    if (img->type != KILN_PIXEL_U8 && img->type != KILN_PIXEL_U16 && img->type != KILN_PIXEL_F32)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: bad pixel type %d", (int)img->type);
+    if (img->width == 0 || img->height == 0)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: image size %ux%u is empty", img->width,
+                          img->height);
+    if (img->width > KILN_MAX_DIMENSION || img->height > KILN_MAX_DIMENSION ||
+        (uint64_t)img->width * img->height > KILN_MAX_PIXELS)
+        return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "kiln_encode: image size %ux%u exceeds kiln's limit (%u per side, %llu pixels)",
+                          img->width, img->height, KILN_MAX_DIMENSION, (unsigned long long)KILN_MAX_PIXELS);
+    return KILN_OK;
+}
+
+static kiln_status check_params(kiln_context *ctx, const kiln_encode_params *params, const kiln_format_info **fi_out,
+                                kiln_block_encode_fn *fn_out)
+{
+    if (!params) return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: params is NULL");
+    const kiln_format_info *fi = kiln_format_get_info(params->format);
+    if (!fi) return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: unknown format %d", (int)params->format);
+    if ((int)params->quality < (int)KILN_QUALITY_FAST || (int)params->quality > (int)KILN_QUALITY_MAX)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: quality %d is not fast, normal, high or max",
+                          (int)params->quality);
+    kiln_block_encode_fn fn = NULL;
+    if (fi->flags & KILN_FF_COMPRESSED) {
+        fn = kiln__block_encoder(fi->format);
+        if (!fn) return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "kiln cannot encode %s yet", fi->name);
+    }
+    *fi_out = fi;
+    *fn_out = fn;
+    return KILN_OK;
+}
+
+/* The work itself, after validation; errors are recorded on ctx. */
+static kiln_status encode_into(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                               const kiln_format_info *fi, kiln_block_encode_fn fn, uint8_t *dst)
+{
+    encode_job j;
+    memset(&j, 0, sizeof j);
+    j.img = img;
+    j.params = params;
+    j.fi = fi;
+    j.fn = fn;
+    j.dst = dst;
+    j.signed_map = (fi->flags & KILN_FF_SIGNED) && !(fi->flags & KILN_FF_FLOAT) && img->type != KILN_PIXEL_F32;
+    if (fn) {
+        j.bx = (img->width + fi->block_width - 1) / fi->block_width;
+        j.by = (img->height + fi->block_height - 1) / fi->block_height;
+        size_t blocks = (size_t)j.bx * j.by;
+        /* Grain: ~32 blocks per chunk keeps threads busy on thin images (16384x4 is one block row)
+         * while the per-chunk overhead stays negligible. */
+        return kiln__parallel_for_progress(ctx, blocks, 32, encode_blocks, &j, 0.0f, 1.0f);
+    }
+    size_t pixels = (size_t)img->width * img->height;
+    return kiln__parallel_for_progress(ctx, pixels, 4096, encode_pixels, &j, 0.0f, 1.0f);
+}
+
+kiln_status kiln_encode_image(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                              uint8_t *dst, size_t dst_size)
+{
+    kiln__clear_error(ctx);
+    if (!ctx) return KILN_ERR_INVALID_ARGUMENT;
+    KILN_TRY(check_image(ctx, img));
+    const kiln_format_info *fi = NULL;
+    kiln_block_encode_fn fn = NULL;
+    KILN_TRY(check_params(ctx, params, &fi, &fn));
+    size_t need = kiln_format_image_size(fi->format, img->width, img->height);
+    if (need == 0) return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "kiln_encode: %ux%u %s overflows", img->width, img->height, fi->name);
+    if (!dst || dst_size < need)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: %ux%u %s needs %zu bytes but the buffer holds %zu",
+                          img->width, img->height, fi->name, need, dst ? dst_size : (size_t)0);
+    return encode_into(ctx, img, params, fi, fn, dst);
+}
+
+kiln_status kiln_encode(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params, kiln_texture *out)
+{
+    kiln__clear_error(ctx);
+    if (!ctx) return KILN_ERR_INVALID_ARGUMENT;
+    if (!out) return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: the output texture is NULL");
+    memset(out, 0, sizeof *out);
+    KILN_TRY(check_image(ctx, img));
+    const kiln_format_info *fi = NULL;
+    kiln_block_encode_fn fn = NULL;
+    KILN_TRY(check_params(ctx, params, &fi, &fn));
+    KILN_TRY(kiln_texture_alloc(ctx, out, fi->format, img->width, img->height, 1, 1, 1));
+    size_t size = 0;
+    uint8_t *dst = kiln_texture_image(out, 0, 0, 0, &size);
+    kiln_status st = dst ? encode_into(ctx, img, params, fi, fn, dst)
+                         : kiln__fail(ctx, KILN_ERR_INTERNAL, "kiln_encode: texture level 0 is missing");
+    if (st != KILN_OK) kiln_texture_free(out);
+    return st;
+}

@@ -1,4 +1,4 @@
-/* shaders.h - the SPIR-V blobs compiled from shaders/*.comp by glslc at build time (generated table). */
+/* shaders.h - the SPIR-V blobs compiled from the shaders/NAME.comp files by glslc at build time (generated table). */
 #ifndef KILN_SHADERS_H
 #define KILN_SHADERS_H
 #include <stddef.h>

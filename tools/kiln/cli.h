@@ -56,6 +56,7 @@ int kiln_cmd_validate(int argc, char **argv);
 int kiln_cmd_decode(int argc, char **argv);
 int kiln_cmd_compare(int argc, char **argv);
 int kiln_cmd_compress(int argc, char **argv);
+int kiln_cmd_mip(int argc, char **argv);
 int kiln_cmd_formats(int argc, char **argv);
 int kiln_cmd_devices(int argc, char **argv);
 

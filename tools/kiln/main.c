@@ -11,6 +11,7 @@ typedef struct command {
 
 static const command k_commands[] = {
     {"compress", kiln_cmd_compress, "encode an image into a block-compressed KTX2 or DDS texture"},
+    {"mip", kiln_cmd_mip, "build all mip levels of an image into an uncompressed KTX2 or DDS texture"},
     {"decode", kiln_cmd_decode, "decode a texture level to PNG or EXR"},
     {"info", kiln_cmd_info, "print everything about a KTX2, KTX or DDS file"},
     {"validate", kiln_cmd_validate, "check a KTX2, KTX or DDS file strictly"},

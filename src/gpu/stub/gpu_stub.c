@@ -6,8 +6,23 @@
 int kiln__gpu_wanted(kiln_context *ctx, kiln_status *status)
 {
     if (status) *status = KILN_OK;
+    if (ctx->params.backend == KILN_BACKEND_CPU) {
+        ctx->resolved = KILN_BACKEND_CPU;
+        return 0;
+    }
+    /* as in src/gpu/vk_device.c: an explicit device index that does not exist is an error */
+    if (ctx->params.device_index >= 0) {
+        kiln_status st = kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                                    "Vulkan device %d does not exist: kiln was built without the Vulkan backend",
+                                    ctx->params.device_index);
+        if (status) *status = st;
+        return 0;
+    }
     if (ctx->params.backend == KILN_BACKEND_VULKAN) {
-        if (status) *status = kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
+        kiln_status st = kiln__fail(ctx, KILN_ERR_NO_DEVICE,
+                                    "no Vulkan device found: kiln was built without the Vulkan backend "
+                                    "(rebuild with -DKILN_VULKAN=ON) or use --backend cpu");
+        if (status) *status = st;
         return 0;
     }
     ctx->resolved = KILN_BACKEND_CPU;
@@ -25,12 +40,17 @@ void kiln__gpu_destroy(kiln_gpu *gpu) { (void)gpu; }
 kiln_status kiln__gpu_decode(kiln_context *ctx, const kiln_texture *tex, uint32_t level, uint32_t layer,
                              uint32_t face, kiln_image *out)
 {
+    if (out) out->pixels = NULL;
     return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
 }
 
 kiln_status kiln_gpu_list(kiln_context *ctx, kiln_gpu_info *infos, uint32_t capacity, uint32_t *count)
 {
     if (count) *count = 0;
+    if (!ctx) return KILN_ERR_INVALID_ARGUMENT;
+    kiln__clear_error(ctx);
+    if (!count) return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_gpu_list: count is NULL");
+    if (capacity > 0 && !infos) return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_gpu_list: infos is NULL");
     return KILN_OK;
 }
 
@@ -40,3 +60,23 @@ kiln_backend kiln_context_backend(kiln_context *ctx)
 }
 
 const kiln_gpu_info *kiln_context_gpu(kiln_context *ctx) { return NULL; }
+
+uint32_t kiln__gpu_validation_messages(kiln_context *ctx) { return 0; }
+
+int kiln__gpu_validation_active(kiln_context *ctx) { return 0; }
+
+kiln_status kiln__gpu_decode_blocks(kiln_context *ctx, kiln_format format, const uint8_t *blocks, size_t size,
+                                    uint32_t width, uint32_t height, uint32_t subgroup_size, kiln_image *out)
+{
+    return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
+}
+
+uint32_t kiln__gpu_subgroup_sizes(kiln_context *ctx) { return 0; }
+
+kiln_status kiln__gpu_sample_blocks(kiln_context *ctx, kiln_format format, const uint8_t *blocks, uint32_t width,
+                                    uint32_t height, float *out)
+{
+    return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
+}
+
+int kiln__gpu_device_is_cpu(kiln_context *ctx, uint32_t index) { return 0; }
