@@ -4,7 +4,8 @@
  * decoder (D3D10 reference rounding) and compared with the source.
  *
  * usage: bench_bc [--testdata DIR] [--formats bc1,bc3,bc4,bc5] [--min-time S] [--quick] [--no-peers]
- *                 [--psnr FILE.dds|.ktx2 REF.png [CHANNELS]]
+ *        bench_bc --psnr FILE.dds|.ktx2 REF.png [r|rg|rgb|rgba]
+ *        bench_bc --red-to-grey SRC.png DST.png | --size IMAGE
  * Prints one tab-separated line per (format, tool, mode):
  *   ROW <format> <tool> <mode> <psnr image 1> ... <psnr image n> <mean psnr> <Mpix/s 1 thread> <Mpix/s all>
  * preceded by "IMAGES <format> <name 1> ... <name n>". bench/run_bench.sh turns this into tables and a
@@ -278,6 +279,31 @@ static int psnr_command(const char *file, const char *ref, const char *chans)
     return 0;
 }
 
+/* --red-to-grey SRC DST: writes SRC's red channel into all four channels of DST (for peers that need a
+ * one-channel input); --size FILE: prints width * height. */
+static int tool_command(const char *what, const char *src, const char *dst)
+{
+    kiln_context *ctx = NULL;
+    if (kiln_context_create(NULL, &ctx) != KILN_OK) return 1;
+    kiln_image img;
+    int rc = 1;
+    if (kiln_image_load(ctx, src, &img) == KILN_OK) {
+        if (!strcmp(what, "--size")) {
+            printf("%llu\n", (unsigned long long)img.width * img.height);
+            rc = 0;
+        } else if (img.type == KILN_PIXEL_U8) {
+            uint8_t *p = img.pixels;
+            for (size_t k = 0; k < (size_t)img.width * img.height; k++) p[k * 4 + 1] = p[k * 4 + 2] = p[k * 4 + 3] = p[k * 4];
+            img.channels = 4;
+            rc = kiln_image_save(ctx, &img, dst, 0) == KILN_OK ? 0 : 1;
+        }
+        kiln_image_free(&img);
+    }
+    if (rc) fprintf(stderr, "bench_bc: %s\n", kiln_last_error(ctx));
+    kiln_context_free(ctx);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = KILN_TESTDATA;
@@ -291,6 +317,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--no-peers")) peers = 0;
         else if (!strcmp(argv[i], "--psnr") && i + 2 < argc) return psnr_command(argv[i + 1], argv[i + 2], i + 3 < argc ? argv[i + 3] : NULL);
+        else if (!strcmp(argv[i], "--red-to-grey") && i + 2 < argc) return tool_command(argv[i], argv[i + 1], argv[i + 2]);
+        else if (!strcmp(argv[i], "--size") && i + 1 < argc) return tool_command(argv[i], argv[i + 1], NULL);
         else {
             fprintf(stderr, "usage: bench_bc [--testdata DIR] [--formats bc1,bc3,bc4,bc5] [--min-time S] [--quick] "
                             "[--no-peers] | --psnr FILE REF.png [r|rg|rgb|rgba]\n");

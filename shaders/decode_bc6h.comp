@@ -5,18 +5,11 @@
 // in integers, then an exact half -> float widening. Reserved mode numbers decode to (0, 0, 0, 1).
 // Variant (specialisation constant 1): KILN_DEC_BC6H_UF or KILN_DEC_BC6H_SF.
 #include "decode_common.glsl"
-#include "bptc_tables.glsl"
+#include "table_lookup.glsl"
 
 const uint OUT_WORDS = 4u;
 #include "decode_output.glsl"
 
-// Per mode: regions, transformed (delta) endpoints, endpoint bits, delta bits of R, G, B.
-uint M_NS[14] = uint[14](2u, 2u, 2u, 2u, 2u, 2u, 2u, 2u, 2u, 2u, 1u, 1u, 1u, 1u);
-uint M_TR[14] = uint[14](1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 0u, 0u, 1u, 1u, 1u);
-uint M_EPB[14] = uint[14](10u, 7u, 11u, 11u, 11u, 9u, 8u, 8u, 8u, 6u, 10u, 11u, 12u, 16u);
-uint M_DR[14] = uint[14](5u, 6u, 5u, 4u, 4u, 5u, 6u, 5u, 5u, 6u, 10u, 9u, 8u, 4u);
-uint M_DG[14] = uint[14](5u, 6u, 4u, 5u, 4u, 5u, 5u, 6u, 5u, 6u, 10u, 9u, 8u, 4u);
-uint M_DB[14] = uint[14](5u, 6u, 4u, 4u, 5u, 5u, 5u, 5u, 6u, 6u, 10u, 9u, 8u, 4u);
 
 const bool SIGNED = VARIANT == KILN_DEC_BC6H_SF;
 
@@ -189,9 +182,10 @@ void decode(uint bi)
 #undef G
 #undef R
 
-    uint ns = M_NS[mode], epb = M_EPB[mode];
-    uvec3 dbits = uvec3(M_DR[mode], M_DG[mode], M_DB[mode]);
-    bool transformed = M_TR[mode] != 0u;
+    uint mp = bc6_mode_params(uint(mode)); // see BC6_MODES in bptc_tables.glsl
+    uint ns = mp & 15u, epb = (mp >> 8u) & 255u;
+    uvec3 dbits = uvec3((mp >> 16u) & 15u, (mp >> 20u) & 15u, (mp >> 24u) & 15u);
+    bool transformed = ((mp >> 4u) & 15u) != 0u;
     ivec3 e0 = endpoint(w0, w0, epb, dbits, false);
     ivec3 e1 = endpoint(w1, w0, epb, dbits, transformed);
     ivec3 e2 = endpoint(w2, w0, epb, dbits, transformed);

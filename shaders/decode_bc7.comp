@@ -3,7 +3,7 @@
 // partition, rotation and index selection; an invalid block (no mode bit in the first byte) decodes
 // to transparent black (0, 0, 0, 0).
 #include "decode_common.glsl"
-#include "bptc_tables.glsl"
+#include "table_lookup.glsl"
 
 const uint OUT_WORDS = 1u;
 #include "decode_output.glsl"

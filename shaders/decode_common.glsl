@@ -23,6 +23,7 @@ layout(push_constant) uniform Push {
 
 layout(std430, binding = 0) readonly buffer Src { uint words[]; } src;
 layout(std430, binding = 1) writeonly buffer Dst { uint words[]; } dst;
+layout(std430, binding = 2) readonly buffer Tables { uint t[]; } tab; // see table_lookup.glsl
 
 const uint NO_BLOCK = 0xffffffffu;
 

@@ -7,7 +7,7 @@
 // ETC blocks are big-endian 64-bit words; pixel indices run down the columns (index = x * 4 + y).
 // Variant (specialisation constant 1): KILN_DEC_ETC2_* / KILN_DEC_EAC_* in gpu_abi.h.
 #include "decode_common.glsl"
-#include "etc_tables.glsl"
+#include "table_lookup.glsl"
 
 const uint OUT_WORDS = (VARIANT == KILN_DEC_EAC_R11S || VARIANT == KILN_DEC_EAC_RG11S) ? 4u : ((VARIANT == KILN_DEC_EAC_R11U || VARIANT == KILN_DEC_EAC_RG11U) ? 2u : 1u);
 #include "decode_output.glsl"
@@ -39,14 +39,14 @@ uvec4 etc2_color(uint hi, uint lo, uint x, uint y, bool punch)
     if (!punch && !diffbit) { // individual
         uint sh = sub == 0u ? 4u : 0u;
         ivec3 base = ivec3(ext4((hi >> (24u + sh)) & 15u), ext4((hi >> (16u + sh)) & 15u), ext4((hi >> (8u + sh)) & 15u));
-        return uvec4(clamp_rgb(base + ETC_MOD[table * 4u + idx]), 255u);
+        return uvec4(clamp_rgb(base + etc_modifier(table, idx)), 255u);
     }
     int r = int((hi >> 27u) & 31u), g = int((hi >> 19u) & 31u), b = int((hi >> 11u) & 31u);
     int dr = sext3(hi >> 24u), dg = sext3(hi >> 16u), db = sext3(hi >> 8u);
     if (r + dr < 0 || r + dr > 31) { // T mode
         uvec3 c1 = uvec3(ext4((((hi >> 27u) & 3u) << 2u) | ((hi >> 24u) & 3u)), ext4((hi >> 20u) & 15u), ext4((hi >> 16u) & 15u));
         ivec3 c2 = ivec3(ext4((hi >> 12u) & 15u), ext4((hi >> 8u) & 15u), ext4((hi >> 4u) & 15u));
-        int d = ETC_DIST[(((hi >> 2u) & 3u) << 1u) | (hi & 1u)];
+        int d = etc_distance((((hi >> 2u) & 3u) << 1u) | (hi & 1u));
         if (!opaque && idx == 2u) return uvec4(0u);
         if (idx == 0u) return uvec4(c1, 255u);
         if (idx == 1u) return uvec4(clamp_rgb(c2 + d), 255u);
@@ -61,7 +61,7 @@ uvec4 etc2_color(uint hi, uint lo, uint x, uint y, bool punch)
         ivec3 c1 = ivec3(ext4(r1), ext4(g1), ext4(b1));
         ivec3 c2 = ivec3(ext4(r2), ext4(g2), ext4(b2));
         uint v1 = (r1 << 8u) | (g1 << 4u) | b1, v2 = (r2 << 8u) | (g2 << 4u) | b2;
-        int d = ETC_DIST[(((hi >> 2u) & 1u) << 2u) | ((hi & 1u) << 1u) | (v1 >= v2 ? 1u : 0u)];
+        int d = etc_distance((((hi >> 2u) & 1u) << 2u) | ((hi & 1u) << 1u) | (v1 >= v2 ? 1u : 0u));
         if (!opaque && idx == 2u) return uvec4(0u);
         if (idx == 0u) return uvec4(clamp_rgb(c1 + d), 255u);
         if (idx == 1u) return uvec4(clamp_rgb(c1 - d), 255u);
@@ -84,7 +84,7 @@ uvec4 etc2_color(uint hi, uint lo, uint x, uint y, bool punch)
         if (idx == 2u) return uvec4(0u);
         if (idx == 0u) return uvec4(uvec3(base), 255u);
     }
-    return uvec4(clamp_rgb(base + ETC_MOD[table * 4u + idx]), 255u);
+    return uvec4(clamp_rgb(base + etc_modifier(table, idx)), 255u);
 }
 
 // EAC: the modifier of pixel (x, y) and the block's fields.
@@ -94,7 +94,7 @@ void eac_fields(uint hi, uint lo, uint x, uint y, out uint base, out int mult, o
     mult = int((hi >> 20u) & 15u);
     uint table = (hi >> 16u) & 15u;
     uint pix = x * 4u + y;
-    mod = EAC_MOD[table * 8u + bits64(uvec2(lo, hi), 45u - 3u * pix, 3u)];
+    mod = eac_modifier(table, bits64(uvec2(lo, hi), 45u - 3u * pix, 3u));
 }
 
 uint eac_alpha8(uint hi, uint lo, uint x, uint y)

@@ -3,6 +3,7 @@
  *   CF_TARGET   its attributes (target("avx512f") ...)
  *   CF_MIN(a,b), CF_MAX(a,b)  lane minimum / maximum (a < b ? a : b, a > b ? a : b)
  *   CF_ROUND(x) round to nearest even (|x| < 2^22)
+ *   CF_ANY(m)   1 when any lane of the comparison result m is set
  * defined. Everything is written with macros and 16-lane vector expressions inside the one function,
  * so no vector value crosses a function boundary between code compiled for different instruction
  * sets. Every variant performs the same IEEE operations in the same order in every lane, so all give
@@ -21,16 +22,9 @@ CF_TARGET static int CF_NAME(const cf_order *o, const float wg[3], int four, cf_
     const vf zero = (vf){0}, top5 = (vf){0} + 31.0f, top6 = (vf){0} + 63.0f;
     const vf t0 = (vf){0} + o->gtot[0], t1 = (vf){0} + o->gtot[1], t2 = (vf){0} + o->gtot[2];
     int count = 0;
+    float thr = INFINITY; /* k > 1: the k-th best so far */
     vf best = (vf){0} + INFINITY;
     vi bcode = {0};
-    /* Pass 1: the unquantised least-squares error of every lane. It is a lower bound of the quantised
-     * error of the same partition (the quantised endpoints are one choice among all real ones), so a
-     * vector whose lanes all reach the best quantised error so far cannot hold a better partition. */
-    vf lsv[KILN_CF4_VECTORS];
-    int nv = start[17], first = 0;
-    float lsmin = INFINITY;
-    vf lsbest = (vf){0} + INFINITY;
-    vi lsvec = {0};
     for (int i = 0; i < 17; i++) {
         const float *q0, *q1, *q2;
         float pi0, pi1, pi2;
@@ -50,75 +44,6 @@ CF_TARGET static int CF_NAME(const cf_order *o, const float wg[3], int four, cf_
             pi2 = o->p2[2][i];
         }
         for (int v = start[i], off = 0; v < start[i + 1]; v++, off += 16) {
-            const float (*t)[16] = tab[v];
-            vf p1, p2, p3, p4, pen, ax0, ax1, ax2;
-            memcpy(&p1, t[3], 64);
-            memcpy(&p2, t[4], 64);
-            memcpy(&p3, t[5], 64);
-            memcpy(&p4, t[6], 64);
-            memcpy(&pen, t[7], 64);
-            memcpy(&ax0, q0 + off, 64);
-            memcpy(&ax1, q1 + off, 64);
-            memcpy(&ax2, q2 + off, 64);
-            ax0 += pi0;
-            ax1 += pi1;
-            ax2 += pi2;
-            /* at the optimum a A + b C = ax, a C + b B = bx: half the error is -(a ax + b bx) / 2 */
-#define CF_LS(e, ax, tt) vf e = (ax * p1 - tt * p2) * ax + (tt * p3 - ax * p4) * (tt - ax);
-            CF_LS(e0, ax0, t0)
-            CF_LS(e1, ax1, t1)
-            CF_LS(e2, ax2, t2)
-#undef CF_LS
-            vf ls = pen - 0.5f * ((wg[0] * e0 + wg[1] * e1) + wg[2] * e2);
-            lsv[v] = ls;
-            vi m = ls < lsbest;
-            lsbest = CF_MIN(ls, lsbest);
-            lsvec = ((vi){0} + v & m) | (lsvec & ~m);
-        }
-    }
-    {
-        float bl[16];
-        int32_t vl[16];
-        memcpy(bl, &lsbest, 64);
-        memcpy(vl, &lsvec, 64);
-        for (int l = 0; l < 16; l++)
-            if (bl[l] < lsmin || (bl[l] == lsmin && vl[l] < first)) lsmin = bl[l], first = vl[l];
-    }
-    float thr = INFINITY; /* the best quantised error so far (k = 1) or the k-th best (k > 1) */
-    /* Pass 2: quantised errors, the vector holding the smallest bound first, then the others whose
-     * bound can still beat the best */
-    for (int step = -1; step < nv; step++) {
-        int v = step < 0 ? first : step;
-        if (step == first) continue;
-        if (step >= 0) {
-            vi below = lsv[v] < thr;
-            int32_t bl[16];
-            memcpy(bl, &below, 64);
-            int any = 0;
-            for (int l = 0; l < 16; l++) any |= bl[l];
-            if (!any) continue;
-        }
-        int i = 0;
-        while (start[i + 1] <= v) i++;
-        const int off = (v - start[i]) * 16;
-        const float *q0, *q1, *q2;
-        float pi0, pi1, pi2;
-        if (four) {
-            q0 = &o->q3[0][k_cf4_qoff[i]];
-            q1 = &o->q3[1][k_cf4_qoff[i]];
-            q2 = &o->q3[2][k_cf4_qoff[i]];
-            pi0 = o->p3[0][i];
-            pi1 = o->p3[1][i];
-            pi2 = o->p3[2][i];
-        } else {
-            q0 = &o->p2[0][i];
-            q1 = &o->p2[1][i];
-            q2 = &o->p2[2][i];
-            pi0 = o->p2[0][i];
-            pi1 = o->p2[1][i];
-            pi2 = o->p2[2][i];
-        }
-        {
             const float (*t)[16] = tab[v];
             vf Ah, Bh, C, p1, p2, p3, p4, pen, ax0, ax1, ax2;
             memcpy(&Ah, t[0], 64);
@@ -148,15 +73,10 @@ CF_TARGET static int CF_NAME(const cf_order *o, const float wg[3], int four, cf_
 #undef CF_CHANNEL
             vf err = pen + ((wg[0] * e0 + wg[1] * e1) + wg[2] * e2);
             if (k == 1) {
-                /* ties: the smaller entry, whatever the visiting order */
-                vi code = k_lane + v * 16;
-                vi m = (err < best) | ((err == best) & (code < bcode));
+                vi m = err < best;
                 best = (vf)(((vi)err & m) | ((vi)best & ~m));
-                bcode = (code & m) | (bcode & ~m);
-                float b8[16];
-                memcpy(b8, &best, 64);
-                for (int l = 0; l < 16; l++) thr = b8[l] < thr ? b8[l] : thr;
-            } else {
+                bcode = ((k_lane + v * 16) & m) | (bcode & ~m);
+            } else if (CF_ANY(err < thr)) {
                 float e[16];
                 memcpy(e, &err, 64);
                 for (int l = 0; l < 16; l++)

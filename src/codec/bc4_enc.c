@@ -20,6 +20,7 @@
  */
 #include "codec/codec.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct bc4_range {
@@ -224,7 +225,41 @@ typedef struct distinct {
     int n;
     int val[16], cnt[16]; /* in evaluation order: extremes first */
     int sorted[16], scnt[16];
+    double emin[9]; /* emin[k]: the smallest squared error of any k real-valued levels (1-D k-means) */
 } distinct;
+
+/* Optimal k-level quantisation of the sorted values (dynamic programming over contiguous groups). */
+static void kmeans_bounds(distinct *d)
+{
+    const int n = d->n;
+    double pc[17], ps[17], pq[17];
+    pc[0] = ps[0] = pq[0] = 0;
+    for (int i = 0; i < n; i++) {
+        pc[i + 1] = pc[i] + d->scnt[i];
+        ps[i + 1] = ps[i] + (double)d->scnt[i] * d->sorted[i];
+        pq[i + 1] = pq[i] + (double)d->scnt[i] * d->sorted[i] * d->sorted[i];
+    }
+    /* cost of one level for values [i, j): sum (x - mean)^2 */
+#define GROUP(i, j) ((pq[j] - pq[i]) - (ps[j] - ps[i]) * (ps[j] - ps[i]) / (pc[j] - pc[i]))
+    double e[17];
+    for (int j = 1; j <= n; j++) e[j] = GROUP(0, j);
+    d->emin[0] = INFINITY;
+    d->emin[1] = e[n];
+    for (int k = 2; k <= 8; k++) {
+        double ne[17];
+        for (int j = 1; j <= n; j++) {
+            double b = e[j];
+            for (int i = 1; i < j; i++) {
+                double c = e[i] + GROUP(i, j);
+                if (c < b) b = c;
+            }
+            ne[j] = b;
+        }
+        memcpy(e, ne, sizeof e);
+        d->emin[k] = e[n];
+    }
+#undef GROUP
+}
 
 static void make_distinct(const int v[16], distinct *d)
 {
@@ -263,29 +298,47 @@ static void make_distinct(const int v[16], distinct *d)
     }
 }
 
-/* Error of palette pal over the distinct values, stopping as soon as it reaches limit. */
-static inline uint32_t eval_limit(const distinct *d, const int pal[8], uint32_t limit)
+/* ---- 16-lane vectors (GCC/Clang vector extensions): the search runs 16 values of hi at once ---- */
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+#define VI static inline __attribute__((always_inline))
+typedef float vf __attribute__((vector_size(64)));
+typedef int32_t vi __attribute__((vector_size(64)));
+typedef int32_t vi8 __attribute__((vector_size(32)));
+typedef int32_t vi4 __attribute__((vector_size(16)));
+static const vf k_lanef = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+VI vf vmin(vf a, vf b) { return (vf)(((vi)a & (a < b)) | ((vi)b & ~(a < b))); }
+VI int vany(vi v)
 {
-    uint32_t total = 0;
-    for (int k = 0; k < d->n; k++) {
-        int x = d->val[k];
-        int e = sq(x - pal[0]);
-        for (int i = 1; i < 8; i++) {
-            int f = sq(x - pal[i]);
-            e = f < e ? f : e;
-        }
-        total += (uint32_t)(e * d->cnt[k]);
-        if (total >= limit) return total;
-    }
-    return total;
+    vi8 s1 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) | __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    vi4 s2 = __builtin_shufflevector(s1, s1, 0, 1, 2, 3) | __builtin_shufflevector(s1, s1, 4, 5, 6, 7);
+    return ((s2[0] | s2[1]) | (s2[2] | s2[3])) != 0;
+}
+/* C's integer division (truncating toward zero) of integers |x| <= 1785 by 7 or 5, in floats: the
+ * quotient is at least 1/7 away from the next integer, far more than the rounding error, so a nudge of
+ * 1e-4 away from zero before truncating gives the exact result. */
+VI vf vdiv_trunc(vf num, float inv, int is_signed)
+{
+    vf q = num * inv;
+    if (is_signed) q += (vf)(((vi)((vf){0} + 1e-4f)) | ((vi)num & (int32_t)0x80000000)); /* copysign(1e-4, num) */
+    else q += 1e-4f;
+    return __builtin_convertvector(__builtin_convertvector(q, vi), vf);
 }
 
 /* Exhaustive search of one mode. eight: pairs (a = hi, b = lo) with lo < hi; six: (a = lo, b = hi)
- * with lo <= hi. */
-static void exact_mode(const distinct *d, bc4_range r, int eight, bc4_best *best)
+ * with lo <= hi. Each lo runs the hi values whose lower bound can still beat the best, 16 at a time. */
+VI void exact_mode_body(const distinct *d, bc4_range r, int eight, bc4_best *best)
 {
-    const int span = r.hi - r.lo + 1;
-    uint32_t ol[256], oh[256]; /* lower bounds from texels below lo / above hi */
+    const int span = r.hi - r.lo + 1, is_signed = r.lo < 0;
+    /* ol[lo - r.lo]: error of the texels below lo, which no palette of the pair can bring closer than
+     * lo (eight values) or than min(lo, the range minimum) (six values); oh: the same above hi. */
+    uint32_t ol[256], oh[256];
     for (int i = 0; i < span; i++) {
         int lo = r.lo + i;
         uint32_t sl = 0, sh = 0;
@@ -295,34 +348,115 @@ static void exact_mode(const distinct *d, bc4_range r, int eight, bc4_best *best
                 int dl = lo - x;
                 if (!eight && x - r.lo < dl) dl = x - r.lo;
                 sl += (uint32_t)(sq(dl) * d->scnt[k]);
+            } else {
+                break;
             }
+        }
+        for (int k = d->n - 1; k >= 0; k--) {
+            int x = d->sorted[k];
             if (x > lo) { /* lo used as hi here */
                 int dh = x - lo;
                 if (!eight && r.hi - x < dh) dh = r.hi - x;
                 sh += (uint32_t)(sq(dh) * d->scnt[k]);
+            } else {
+                break;
             }
         }
         ol[i] = sl;
         oh[i] = sh;
     }
-    int pal[8];
+    vf xv[16], cv[16];
+    for (int k = 0; k < d->n; k++) {
+        xv[k] = (vf){0} + (float)d->val[k];
+        cv[k] = (vf){0} + (float)d->cnt[k];
+    }
+    const vf vlo_r = (vf){0} + (float)r.lo, vhi_r = (vf){0} + (float)r.hi;
+    /* Spacing bound: consecutive palette entries of a pair are at least g = floor(span / 7) (or / 5)
+     * apart, so at most floor(w / g) + 1 of them fall inside the texels' range [mn, mx] of width w;
+     * with the nearest entry below and above (and the fixed 6-value mode extremes when a texel sits on
+     * them) no more than K levels serve the texels, and no palette beats emin[K]. The bound grows with
+     * the span, so the first chunk (smallest span) that fails it ends the run over hi. */
+    const int mn = d->sorted[0], mx = d->sorted[d->n - 1], w = mx - mn;
+    const int extra = 3 + (!eight && mn == r.lo) + (!eight && mx == r.hi);
     for (int lo = r.lo; lo <= r.hi; lo++) {
-        uint32_t bl = ol[lo - r.lo];
+        const uint32_t bl = ol[lo - r.lo];
         if (bl >= best->err) break; /* ol grows with lo */
-        int hmin = eight ? lo + 1 : lo;
-        for (int hi = r.hi; hi >= hmin; hi--) {
-            uint32_t bound = bl + oh[hi - r.lo];
-            if (bound >= best->err) break; /* oh grows as hi falls */
-            int a = eight ? hi : lo, b = eight ? lo : hi;
-            bc4_palette(a, b, r, pal);
-            uint32_t e = eval_limit(d, pal, best->err);
-            if (e < best->err) {
-                best->err = e;
-                best->a = a;
-                best->b = b;
+        /* the smallest hi whose bound is below the best (oh falls as hi grows) */
+        int hstart = eight ? lo + 1 : lo;
+        while (hstart <= r.hi && bl + oh[hstart - r.lo] >= best->err) hstart++;
+        const float flo = (float)lo;
+        for (int base = hstart; base <= r.hi; base += 16) {
+            const int g = (base - lo) / (eight ? 7 : 5);
+            if (g > 0) {
+                int levels = w / g + extra;
+                /* integer errors: a palette can only win with an error <= best - 1 */
+                if (levels < 8 && d->emin[levels] > (double)best->err - 1.0 + 1e-6) break;
+            }
+            const vf hv = (float)base + k_lanef;
+            vf p[8];
+            if (eight) {
+                p[0] = hv;
+                p[1] = (vf){0} + flo;
+                for (int i = 2; i < 8; i++) p[i] = vdiv_trunc((float)(8 - i) * hv + (float)(i - 1) * flo, 1.0f / 7.0f, is_signed);
+            } else {
+                p[0] = (vf){0} + flo;
+                p[1] = hv;
+                for (int i = 2; i < 6; i++) p[i] = vdiv_trunc((float)(6 - i) * flo + (float)(i - 1) * hv, 1.0f / 5.0f, is_signed);
+                p[6] = vlo_r;
+                p[7] = vhi_r;
+            }
+            const float limit = (float)best->err;
+            vf err = (vf){0} + (float)bl * 0.0f;
+            int alive = 1;
+            for (int k = 0; k < d->n; k++) {
+                vf e = (xv[k] - p[0]) * (xv[k] - p[0]);
+                for (int i = 1; i < 8; i++) e = vmin(e, (xv[k] - p[i]) * (xv[k] - p[i]));
+                err += e * cv[k];
+                if (k > 0 && !vany(err < limit)) {
+                    alive = 0;
+                    break;
+                }
+            }
+            if (!alive || !vany(err < limit)) continue;
+            /* the best lane (the lowest hi among equals); lanes past the range are out */
+            for (int l = 0; l < 16 && base + l <= r.hi; l++) {
+                if (err[l] < (float)best->err) {
+                    best->err = (uint32_t)err[l];
+                    best->a = eight ? base + l : lo;
+                    best->b = eight ? lo : base + l;
+                }
             }
         }
     }
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define KILN_BC4_MULTI 1
+__attribute__((target("avx512f"))) static void exact_mode_avx512(const distinct *d, bc4_range r, int eight, bc4_best *best)
+{
+    exact_mode_body(d, r, eight, best);
+}
+__attribute__((target("avx2"))) static void exact_mode_avx2(const distinct *d, bc4_range r, int eight, bc4_best *best)
+{
+    exact_mode_body(d, r, eight, best);
+}
+#endif
+static void exact_mode_base(const distinct *d, bc4_range r, int eight, bc4_best *best) { exact_mode_body(d, r, eight, best); }
+
+/* Every instruction set gives the same result (integer-valued floats, exact operations). */
+static void exact_mode(const distinct *d, bc4_range r, int eight, bc4_best *best)
+{
+#ifdef KILN_BC4_MULTI
+    if (__builtin_cpu_supports("avx512f")) {
+        exact_mode_avx512(d, r, eight, best);
+        return;
+    }
+    if (__builtin_cpu_supports("avx2")) {
+        exact_mode_avx2(d, r, eight, best);
+        return;
+    }
+#endif
+    exact_mode_base(d, r, eight, best);
 }
 
 uint32_t kiln__enc_bc4_channel(const int v[16], int is_signed, kiln_quality quality, uint8_t out[8])
@@ -335,6 +469,7 @@ uint32_t kiln__enc_bc4_channel(const int v[16], int is_signed, kiln_quality qual
     if (quality == KILN_QUALITY_MAX && best.err > 0) {
         distinct d;
         make_distinct(w, &d);
+        kmeans_bounds(&d);
         exact_mode(&d, r, 1, &best);
         exact_mode(&d, r, 0, &best);
     }

@@ -88,6 +88,11 @@ void kiln__enc_bc5(const kiln_block *src, uint8_t *out, const kiln_encode_params
 /* One BC4 channel of 16 values (0..255, or -127..127 when is_signed) into 8 bytes; shared by BC3/BC5.
  * Returns the squared error under kiln's decoder. */
 uint32_t kiln__enc_bc4_channel(const int v[16], int is_signed, kiln_quality quality, uint8_t out[8]);
+/* Optional batch encoders: n (1..16) consecutive blocks at once, writing n * block_bytes bytes; the
+ * bytes are exactly those of n calls of the block encoder. The driver uses one when there is one for
+ * the format and quality (NULL otherwise). bc1_enc.c: BC1 / BC1a / BC3 at fast quality. */
+typedef void (*kiln_batch_encode_fn)(const kiln_block *src, int n, uint8_t *out, const kiln_encode_params *params);
+kiln_batch_encode_fn kiln__batch_encoder(kiln_format format, kiln_quality quality);
 /* etc1_enc.c, etc2_enc.c, eac_enc.c (ETC/EAC encoders; signedness from params->format). */
 void kiln__enc_etc1(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
 void kiln__enc_etc2_rgb(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);

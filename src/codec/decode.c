@@ -3,6 +3,7 @@
 #include "codec/codec.h"
 #include "gpu/gpu.h"
 
+#include <stdio.h>
 #include <string.h>
 
 kiln_block_decode_fn kiln__block_decoder(kiln_format format)
@@ -115,7 +116,15 @@ kiln_status kiln_decode(kiln_context *ctx, const kiln_texture *tex, uint32_t lev
 
     if (fi->flags & KILN_FF_COMPRESSED) {
         kiln_status gst = KILN_OK;
-        if (kiln__gpu_wanted(ctx, &gst)) return kiln__gpu_decode(ctx, tex, level, layer, face, out);
+        if (kiln__gpu_wanted(ctx, &gst)) {
+            kiln_status st = kiln__gpu_decode(ctx, tex, level, layer, face, out);
+            /* AUTO: a device that cannot run this kernel (e.g. too little shared memory) falls back to
+             * the CPU, which gives the same bytes. An explicit VULKAN backend reports the failure. */
+            if (st != KILN_ERR_UNSUPPORTED || ctx->params.backend == KILN_BACKEND_VULKAN) return st;
+            if (ctx->params.verbose) fprintf(stderr, "kiln: %s; decoding on the CPU\n", kiln_last_error(ctx));
+            kiln__clear_error(ctx);
+            memset(out, 0, sizeof *out);
+        }
         if (gst != KILN_OK) return gst;
     }
     ctx->last_gpu_ms = -1.0;

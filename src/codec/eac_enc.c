@@ -14,7 +14,10 @@
  * error so far), a base b can only beat it if EVERY pixel alone has error < E, i.e. if some level
  * clamp(c(b) + off_i) lies within sqrt(E) of the pixel. For each pixel that gives a union of at most 8
  * base intervals; their intersection over the pixels (a 256-bit mask, extremes first) leaves the few
- * bases worth evaluating, each with early exit. Nothing that could win is ever skipped, so the result is
+ * bases worth evaluating, each with early exit. Only the strongest few conditions are intersected (the
+ * extreme values, then quarters and halves of the sorted values): intersecting more costs more than the
+ * bases it removes, and a superset of candidates cannot change the optimum. Interval lists that would
+ * overflow widen their last interval (again a superset). Nothing that could win is ever skipped, so the result is
  * the exact optimum (the unit test checks this against a brute force through kiln's decoder).
  * Normal: the same exact search restricted to multipliers within 2 of each table's range estimate.
  * Fast: the range estimate alone (each table, estimated multiplier and base +-1).
@@ -135,6 +138,9 @@ static inline int floor_shift(int a, int sh) { return ((a + (1 << 24)) >> sh) - 
 /* A necessary condition: the `count` pixels with targets in [lo, hi] (scaled) each have error >= the
  * squared distance of that interval to the nearest level, so some level must lie within
  * isqrt((best - 1) / count) of the interval. */
+/* conditions intersected per (table, multiplier); candidate base intervals kept */
+#define EAC_NCOND 5
+#define EAC_NIV 24
 typedef struct eac_cond {
     int64_t lo, hi;
     int count;
@@ -168,7 +174,7 @@ static void exact_search(const eac_target *tg, const eac_kind *k, const eac_cond
             }
             maxgap += k->step; /* the base moves in steps too */
             /* candidate bases as sorted disjoint intervals, intersected condition by condition */
-            int ca[9], cb[9], nc = 0;
+            int ca[EAC_NIV], cb[EAC_NIV], nc = 0;
             for (int oi = 0; oi < npix; oi++) {
                 const int lo = plo[oi], hi = phi[oi];
                 if (lo > k->vmax || hi < k->vmin) {
@@ -210,13 +216,17 @@ static void exact_search(const eac_target *tg, const eac_kind *k, const eac_cond
                     memcpy(cb, ub, sizeof(int) * (size_t)nu);
                     nc = nu;
                 } else {
-                    int na[9], nbb[9], nn = 0, x = 0, y = 0;
+                    int na[EAC_NIV], nbb[EAC_NIV], nn = 0, x = 0, y = 0;
                     while (x < nc && y < nu) {
                         int lo2 = ca[x] > ua[y] ? ca[x] : ua[y], hi2 = cb[x] < ub[y] ? cb[x] : ub[y];
-                        if (lo2 <= hi2 && nn < 9) {
-                            na[nn] = lo2;
-                            nbb[nn] = hi2;
-                            nn++;
+                        if (lo2 <= hi2) {
+                            if (nn < EAC_NIV) {
+                                na[nn] = lo2;
+                                nbb[nn] = hi2;
+                                nn++;
+                            } else {
+                                nbb[nn - 1] = hi2; /* full: widen the last interval (a superset stays exact) */
+                            }
                         }
                         if (cb[x] < ub[y])
                             x++;
@@ -343,15 +353,17 @@ uint64_t kiln__eac_encode_channel(const eac_target *tg, int quality, int dither,
         }
         eac_cond order[40];
         int n = 0;
-        order[n++] = (eac_cond){v[0], v[15], 16};
-        for (int h = 0; h < 2; h++) order[n++] = (eac_cond){v[h * 8], v[h * 8 + 7], 8};
+        /* the extreme values first (narrowest windows), then the quarters and halves; further
+         * conditions cost more to intersect than the few extra bases they remove (every surviving
+         * base is evaluated exactly, so fewer conditions never change the result) */
+        int i0 = 0, i1 = 15;
+        while (i0 < 15 && v[i0 + 1] == v[0]) i0++;
+        while (i1 > 0 && v[i1 - 1] == v[15]) i1--;
+        order[n++] = (eac_cond){v[0], v[0], i0 + 1};
+        if (v[15] != v[0]) order[n++] = (eac_cond){v[15], v[15], 16 - i1};
         for (int h = 0; h < 4; h++) order[n++] = (eac_cond){v[h * 4], v[h * 4 + 3], 4};
-        for (int i = 0; i < 16;) {
-            int j = i;
-            while (j < 16 && v[j] == v[i]) j++;
-            order[n++] = (eac_cond){v[i], v[i], j - i};
-            i = j;
-        }
+        for (int h = 0; h < 2; h++) order[n++] = (eac_cond){v[h * 8], v[h * 8 + 7], 8};
+        if (n > EAC_NCOND) n = EAC_NCOND;
         if (quality == KILN_QUALITY_NORMAL) {
             uint8_t ok[256];
             memset(ok, 0, sizeof ok);

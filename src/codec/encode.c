@@ -59,6 +59,7 @@ typedef struct encode_job {
     const kiln_encode_params *params;
     const kiln_format_info *fi;
     kiln_block_encode_fn fn;
+    kiln_batch_encode_fn batch; /* when the format has one at this quality */
     uint8_t *dst;
     uint32_t bx, by; /* blocks per row, block rows */
     int signed_map;  /* SNORM target from a non-float source: unorm x -> 2x - 1 */
@@ -107,25 +108,45 @@ static void fetch_texel(const encode_job *j, uint32_t x, uint32_t y, kiln_block 
         for (int c = 0; c < 4; c++) b->f[t * 4 + c] = b->f[t * 4 + c] * 2.0f - 1.0f;
 }
 
+/* One block of the image into b: edge-replicated at the borders; 8-bit interiors take a fast path. */
+static void fetch_block(const encode_job *j, uint32_t bx, uint32_t by, kiln_block *b)
+{
+    const kiln_image *img = j->img;
+    const uint32_t w = img->width, h = img->height;
+    if (img->type == KILN_PIXEL_U8 && bx * 4 + 4 <= w && by * 4 + 4 <= h) {
+        const uint8_t *p = (const uint8_t *)img->pixels + ((size_t)by * 4 * w + (size_t)bx * 4) * 4;
+        for (uint32_t y = 0; y < 4; y++) memcpy(b->rgba8 + y * 16, p + (size_t)y * w * 4, 16);
+        for (int i = 0; i < 64; i++) {
+            b->rgba16[i] = (uint16_t)(b->rgba8[i] * 257u);
+            b->f[i] = (float)b->rgba8[i] * (1.0f / 255.0f);
+        }
+        if (j->signed_map)
+            for (int i = 0; i < 64; i++) b->f[i] = b->f[i] * 2.0f - 1.0f;
+        return;
+    }
+    for (uint32_t y = 0; y < 4; y++) {
+        uint32_t sy = by * 4 + y;
+        if (sy >= h) sy = h - 1;
+        for (uint32_t x = 0; x < 4; x++) {
+            uint32_t sx = bx * 4 + x;
+            if (sx >= w) sx = w - 1;
+            fetch_texel(j, sx, sy, b, (int)(y * 4 + x));
+        }
+    }
+}
+
 static void encode_blocks(void *user, size_t begin, size_t end, uint32_t worker)
 {
     (void)worker;
     const encode_job *j = user;
-    const uint32_t w = j->img->width, h = j->img->height;
     const uint32_t bytes = j->fi->block_bytes;
-    kiln_block blk;
-    for (size_t i = begin; i < end; i++) {
-        uint32_t bx = (uint32_t)(i % j->bx), by = (uint32_t)(i / j->bx);
-        for (uint32_t y = 0; y < 4; y++) {
-            uint32_t sy = by * 4 + y;
-            if (sy >= h) sy = h - 1;
-            for (uint32_t x = 0; x < 4; x++) {
-                uint32_t sx = bx * 4 + x;
-                if (sx >= w) sx = w - 1;
-                fetch_texel(j, sx, sy, &blk, (int)(y * 4 + x));
-            }
-        }
-        j->fn(&blk, j->dst + i * bytes, j->params);
+    kiln_block blk[16];
+    for (size_t i = begin; i < end;) {
+        size_t m = j->batch ? (end - i < 16 ? end - i : 16) : 1;
+        for (size_t k = 0; k < m; k++) fetch_block(j, (uint32_t)((i + k) % j->bx), (uint32_t)((i + k) / j->bx), &blk[k]);
+        if (j->batch) j->batch(blk, (int)m, j->dst + i * bytes, j->params);
+        else j->fn(&blk[0], j->dst + i * bytes, j->params);
+        i += m;
     }
 }
 
@@ -198,6 +219,7 @@ static kiln_status encode_into(kiln_context *ctx, const kiln_image *img, const k
     j.params = params;
     j.fi = fi;
     j.fn = fn;
+    j.batch = fn ? kiln__batch_encoder(fi->format, params->quality) : NULL;
     j.dst = dst;
     j.signed_map = (fi->flags & KILN_FF_SIGNED) && !(fi->flags & KILN_FF_FLOAT) && img->type != KILN_PIXEL_F32;
     if (fn) {

@@ -13,6 +13,9 @@
  * candidate lists and, when the free optima do not fit the 3-bit delta, searches one sub-block inside
  * the delta box of the other's best candidates. Individual mode takes each sub-block's best 444 colour.
  * Effort (staircase range, candidates evaluated exactly, box searches) grows with kiln_quality.
+ * Quality FAST does no search at all (kiln__etc1_fast, at the end of this file): quantised half-block
+ * means, differential when they fit the delta else individual, table by the luma model, one selector
+ * pass against the clamped palettes.
  */
 #include "codec/etc_enc.h"
 
@@ -643,7 +646,161 @@ void kiln__enc_etc1(const kiln_block *blk, uint8_t *out, const kiln_encode_param
     etc_src src;
     etc_sol sol;
     kiln__etc_src_init(&src, blk, params, 0);
-    kiln__etc1_search(&src, &sol);
+    if (src.quality == KILN_QUALITY_FAST)
+        kiln__etc1_fast(&src, &sol);
+    else
+        kiln__etc1_search(&src, &sol);
     if (params->dither) kiln__etc_reselect(&sol, &src, 1);
     kiln__etc_pack(&sol, &src, out);
+}
+
+/* ---------------------------------------------------------------- fast path (quality FAST)
+ *
+ * etcpak-style: per flip and half, the base is the quantised mean colour (differential when the two
+ * 555 means fit the 3-bit delta, else individual 444); the table is chosen with the exact unclamped
+ * error model G_t (luma only, 8 pixels x 8 tables, branch-free so it vectorises); the selectors are
+ * then chosen once against the real (clamped) palettes. No iterative search. */
+
+/* G_t(K) for 8 tables at once: e[t] = sum_i min(ca - a2 |kx_i - K|, cb - b2 |kx_i - K|). */
+static void fast_tables(const int32_t *kx, int n, int K, int W, int32_t e[8])
+{
+    int32_t aq[8];
+    for (int i = 0; i < 8; i++) {
+        int32_t q = i < n ? kx[i] - K : 0;
+        aq[i] = q < 0 ? -q : q;
+    }
+    for (int t = 0; t < 8; t++) {
+        const int32_t a = kiln__etc_mod[t][0], b = kiln__etc_mod[t][1];
+        const int32_t ca = W * a * a, cb = W * b * b, a2 = 2 * a, b2 = 2 * b;
+        int32_t s = 0;
+        for (int i = 0; i < 8; i++) {
+            int32_t ea = ca - a2 * aq[i], eb = cb - b2 * aq[i];
+            s += (i < n) ? (ea < eb ? ea : eb) : 0;
+        }
+        e[t] = s;
+    }
+}
+
+typedef struct fast_half {
+    int n;
+    int sum[3];
+    int64_t sq[3];
+    int32_t kx[8];
+} fast_half;
+
+/* Best table and modelled error of one half for the expanded base b. */
+static uint32_t fast_half_eval(const fast_half *h, const int *w, const int b[3], int *table)
+{
+    if (h->n == 0) {
+        *table = 0;
+        return 0;
+    }
+    const int W = w[0] + w[1] + w[2];
+    int64_t base = 0;
+    for (int ch = 0; ch < 3; ch++) base += w[ch] * (h->sq[ch] - 2 * (int64_t)b[ch] * h->sum[ch] + (int64_t)h->n * b[ch] * b[ch]);
+    int32_t e[8];
+    fast_tables(h->kx, h->n, w[0] * b[0] + w[1] * b[1] + w[2] * b[2], W, e);
+    int bt = 0;
+    for (int t = 1; t < 8; t++)
+        if (e[t] < e[bt]) bt = t;
+    *table = bt;
+    int64_t r = base + e[bt];
+    return r < 0 ? 0 : (uint32_t)r;
+}
+
+void kiln__etc1_fast(const etc_src *src, etc_sol *best)
+{
+    memset(best, 0, sizeof *best);
+    best->err = UINT32_MAX;
+    best->mode = ETC_MODE_DIFF;
+    const int *w = src->w;
+    for (int flip = 0; flip < 2; flip++) {
+        fast_half h[2];
+        memset(h, 0, sizeof h);
+        for (int p = 0; p < 16; p++) {
+            if (!src->opaque[p]) continue;
+            fast_half *hh = &h[sub_of(flip, p)];
+            for (int ch = 0; ch < 3; ch++) {
+                hh->sum[ch] += src->c[p][ch];
+                hh->sq[ch] += src->c[p][ch] * src->c[p][ch];
+            }
+            hh->kx[hh->n++] = w[0] * src->c[p][0] + w[1] * src->c[p][1] + w[2] * src->c[p][2];
+        }
+        int q5[2][3], q4[2][3];
+        for (int s = 0; s < 2; s++)
+            for (int ch = 0; ch < 3; ch++) {
+                int m = h[s].n ? (2 * h[s].sum[ch] + h[s].n) / (2 * h[s].n) : 0;
+                q5[s][ch] = quant_near(m, 5);
+                q4[s][ch] = quant_near(m, 4);
+            }
+        for (int ch = 0; ch < 3; ch++) { /* an empty half takes the other's colour */
+            if (!h[0].n) q5[0][ch] = q5[1][ch], q4[0][ch] = q4[1][ch];
+            if (!h[1].n) q5[1][ch] = q5[0][ch], q4[1][ch] = q4[0][ch];
+        }
+        int fits = 1;
+        for (int ch = 0; ch < 3; ch++) {
+            int d = q5[1][ch] - q5[0][ch];
+            if (d < -4 || d > 3) fits = 0;
+        }
+        if (!fits && src->a1) {
+            /* no individual mode: pull the second colour into the delta box of the first */
+            for (int ch = 0; ch < 3; ch++) {
+                int d = q5[1][ch] - q5[0][ch];
+                q5[1][ch] = q5[0][ch] + (d < -4 ? -4 : (d > 3 ? 3 : d));
+            }
+            fits = 1;
+        }
+        int mode = fits ? ETC_MODE_DIFF : ETC_MODE_INDIV;
+        uint32_t e = 0;
+        int tb[2];
+        for (int s = 0; s < 2; s++) {
+            const int *q = fits ? q5[s] : q4[s];
+            int b[3] = {expand_q(q[0], fits ? 5 : 4), expand_q(q[1], fits ? 5 : 4), expand_q(q[2], fits ? 5 : 4)};
+            e += fast_half_eval(&h[s], w, b, &tb[s]);
+        }
+        if (e < best->err) {
+            best->err = e;
+            best->mode = mode;
+            best->flip = flip;
+            for (int s = 0; s < 2; s++) {
+                memcpy(best->c[s], fits ? q5[s] : q4[s], sizeof best->c[s]);
+                best->table[s] = tb[s];
+            }
+        }
+    }
+    kiln__etc_select_fast(best, src);
+}
+
+/* Nearest palette entry per pixel for individual / differential solutions (palettes built once). */
+void kiln__etc_select_fast(etc_sol *s, const etc_src *src)
+{
+    if (s->mode != ETC_MODE_INDIV && s->mode != ETC_MODE_DIFF) {
+        kiln__etc_reselect(s, src, 0);
+        return;
+    }
+    int pal[2][4][3], valid[2][4];
+    for (int sb = 0; sb < 2; sb++) {
+        int p0 = s->flip ? (sb ? 8 : 0) : (sb ? 2 : 0);
+        kiln__etc_palette(s, src, p0, pal[sb], valid[sb]);
+    }
+    uint32_t e = 0;
+    for (int p = 0; p < 16; p++) {
+        if (!src->opaque[p]) {
+            s->sel[p] = 2;
+            continue;
+        }
+        int sb = sub_of(s->flip, p), bk = -1;
+        uint32_t be = UINT32_MAX;
+        for (int k = 0; k < 4; k++) {
+            if (!valid[sb][k]) continue;
+            uint32_t ek = werr(src->w, src->c[p], pal[sb][k]);
+            if (ek < be) {
+                be = ek;
+                bk = k;
+            }
+        }
+        s->sel[p] = (uint8_t)bk;
+        e += be;
+    }
+    s->err = e;
 }

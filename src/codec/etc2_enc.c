@@ -12,6 +12,8 @@
  *   recomputing the centres from the chosen selectors (mean of pixel - modifier) and, at max, by +-1
  *   steps per channel. Unclamped palette entries use the closed form |x-c|^2 -+ 2d(w.(x-c)) + W d^2;
  *   clamped ones are evaluated exactly.
+ * Fast: the no-search ETC1 path (kiln__etc1_fast), planar from the closed-form fit (radius 0), and T/H
+ *   only for blocks whose error stays above 150 per pixel (mean squared over R+G+B).
  * RGB A1: pixels with alpha < alpha_threshold are transparent; if any is, the opaque bit is 0 and only
  *   differential (modifiers 0/+b/-b), T and H (selector 2 = transparent) are available; otherwise the
  *   block is an ETC2 RGB block without the individual mode.
@@ -56,6 +58,23 @@ static int planar_fit(const etc_src *src, int ch, uint32_t mask, double out[3])
                  det;
     }
     return 1;
+}
+
+/* The same fit over all 16 pixels in closed form: with the grid symmetric about (1.5, 1.5) the slopes
+ * are sum((x - 1.5) c) / 20 (and y alike), O = mean - 1.5 (gx + gy), H = O + 4 gx, V = O + 4 gy. */
+static void planar_fit_full(const etc_src *src, int ch, double out[3])
+{
+    int s = 0, sx = 0, sy = 0;
+    for (int p = 0; p < 16; p++) {
+        int c = src->c[p][ch];
+        s += c;
+        sx += (2 * (p & 3) - 3) * c;
+        sy += (2 * (p >> 2) - 3) * c;
+    }
+    double gx = sx / 40.0, gy = sy / 40.0, o = s / 16.0 - 1.5 * (gx + gy);
+    out[0] = o;
+    out[1] = o + 4 * gx;
+    out[2] = o + 4 * gy;
 }
 
 static int planar_expand(int ch, int v) { return ch == 1 ? etc_x7(v) : etc_x6(v); }
@@ -115,7 +134,10 @@ static void planar_search(const etc_src *src, etc_sol *out)
         double fit[3];
         uint32_t best = UINT32_MAX;
         int qq[3] = {0, 0, 0};
-        if (!planar_fit(src, ch, 0xFFFFu, fit)) fit[0] = fit[1] = fit[2] = 0;
+        if (q == KILN_QUALITY_FAST)
+            planar_fit_full(src, ch, fit);
+        else if (!planar_fit(src, ch, 0xFFFFu, fit))
+            fit[0] = fit[1] = fit[2] = 0;
         planar_quantise(src, ch, fit, radius, qq, &best);
         if (q >= KILN_QUALITY_HIGH && best > 0) {
             /* outlier-robust variants: drop the worst-fitting pixel(s) and refit */
@@ -483,7 +505,10 @@ static void th_search(const etc_src *src, etc_sol *best)
 
 void kiln__etc2_search(const etc_src *src, etc_sol *best)
 {
-    kiln__etc1_search(src, best);
+    if (src->quality == KILN_QUALITY_FAST && !src->transparent)
+        kiln__etc1_fast(src, best);
+    else
+        kiln__etc1_search(src, best);
     if (best->err == 0) return;
     if (!src->transparent) {
         etc_sol p;
@@ -492,8 +517,8 @@ void kiln__etc2_search(const etc_src *src, etc_sol *best)
         if (best->err == 0) return;
     }
     /* T/H: below max only for blocks the other modes leave with a noticeable error (mean squared
-     * error per pixel over R+G+B above 48 / 24 / 8 at fast / normal / high) */
-    static const uint32_t th_gate[4] = {48, 24, 8, 0};
+     * error per pixel over R+G+B above 150 / 24 / 8 at fast / normal / high) */
+    static const uint32_t th_gate[4] = {150, 24, 8, 0};
     uint32_t gate = th_gate[src->quality & 3] * (uint32_t)src->nopaque * (uint32_t)(src->w[0] + src->w[1] + src->w[2]) / 3;
     if (best->err > gate) {
         etc_sol th = *best;

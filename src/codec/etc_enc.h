@@ -75,6 +75,11 @@ void kiln__etc_src_init(etc_src *src, const kiln_block *blk, const kiln_encode_p
 
 /* ETC1 modes: best individual / differential solution (individual skipped for src->a1). */
 void kiln__etc1_search(const etc_src *src, etc_sol *best);
+/* ETC1 modes, fast path (quality FAST): quantised half-block means, table by the luma model, one
+ * selector pass; no search. */
+void kiln__etc1_fast(const etc_src *src, etc_sol *best);
+/* Selectors of an individual / differential solution against its palettes (others: reselect). */
+void kiln__etc_select_fast(etc_sol *s, const etc_src *src);
 /* ETC2 colour: the ETC1 modes plus T, H and planar (planar skipped for transparent A1 blocks). */
 void kiln__etc2_search(const etc_src *src, etc_sol *best);
 

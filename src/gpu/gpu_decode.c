@@ -1,7 +1,10 @@
 /* gpu_decode.c - block decoding on the GPU: shaders/decode_{bc,bc6h,bc7,etc}.comp, one invocation per
- * block, writing the image layout kiln_decode produces (so the host copies rows, no reshuffle).
- * Large images go in batches of block rows that fit the device's storage-buffer range (and, for
- * tests, the byte count in the environment variable KILN_GPU_BATCH_BYTES when that is smaller). */
+ * block, workgroups of KILN_DEC_LOCAL_SIZE staging their texels in shared memory and writing the
+ * image layout kiln_decode produces (so the host copies whole rows, no reshuffle). Bindings: blocks,
+ * texels, and the lookup-table buffer uploaded once per device (gpu_abi.h). Large images go in
+ * batches of block rows that fit the device's storage-buffer range (and, for tests, the byte count
+ * in the environment variable KILN_GPU_BATCH_BYTES when that is smaller). Kernel time (timestamps)
+ * of all batches lands in ctx->last_gpu_ms. */
 #include "gpu/gpu_abi.h"
 #include "gpu/vk.h"
 
@@ -88,6 +91,58 @@ static kiln_status io_scratch(kiln_context *ctx, kiln_gpu *gpu, kiln_vk_io **slo
     return kiln_vk_io_ensure(ctx, gpu, size, output, *slot);
 }
 
+/* The decoders' lookup tables (binding 2, offsets in gpu_abi.h), uploaded once per device. The
+ * table files are valid GLSL and C. */
+#define KILN_TABLES_C 1
+#include "../../shaders/bptc_tables.glsl"
+#include "../../shaders/etc_tables.glsl"
+
+static void fill_tables(uint32_t *t)
+{
+    memcpy(t + KILN_TAB_P2, BPTC_P2, sizeof BPTC_P2);
+    memcpy(t + KILN_TAB_P3, BPTC_P3, sizeof BPTC_P3);
+    memcpy(t + KILN_TAB_A2, BPTC_A2, sizeof BPTC_A2);
+    memcpy(t + KILN_TAB_A3B, BPTC_A3B, sizeof BPTC_A3B);
+    memcpy(t + KILN_TAB_A3C, BPTC_A3C, sizeof BPTC_A3C);
+    memcpy(t + KILN_TAB_W2, BPTC_W2, sizeof BPTC_W2);
+    memcpy(t + KILN_TAB_W3, BPTC_W3, sizeof BPTC_W3);
+    memcpy(t + KILN_TAB_W4, BPTC_W4, sizeof BPTC_W4);
+    memcpy(t + KILN_TAB_BC6_MODE, BC6_MODES, sizeof BC6_MODES);
+    memcpy(t + KILN_TAB_ETC_MOD, ETC_MOD, sizeof ETC_MOD); /* int32 -> the same bits */
+    memcpy(t + KILN_TAB_ETC_DIST, ETC_DIST, sizeof ETC_DIST);
+    memcpy(t + KILN_TAB_EAC_MOD, EAC_MOD, sizeof EAC_MOD);
+}
+
+_Static_assert(KILN_TAB_EAC_MOD + 128 == KILN_TAB_WORDS, "table layout");
+
+static kiln_status ensure_tables(kiln_context *ctx, kiln_gpu *gpu)
+{
+    if (gpu->dec_tables) return KILN_OK;
+    kiln_vk_io *io = kiln__calloc(ctx, 1, sizeof *io);
+    if (!io) return KILN_ERR_OUT_OF_MEMORY;
+    kiln_status st = kiln_vk_io_create(ctx, gpu, KILN_TAB_WORDS * 4, 0, io);
+    if (st == KILN_OK) {
+        fill_tables(kiln_vk_io_map(io));
+        st = kiln_vk_buffer_flush(ctx, gpu, io->direct ? &io->dev : &io->staging);
+    }
+    if (st == KILN_OK && !io->direct) {
+        kiln_vk_cmd cmd;
+        st = kiln_vk_cmd_begin(ctx, gpu, 1, &cmd);
+        if (st == KILN_OK) {
+            kiln_vk_cmd_upload(&cmd, io, KILN_TAB_WORDS * 4);
+            st = kiln_vk_cmd_submit(ctx, &cmd, NULL);
+            kiln_vk_cmd_free(&cmd);
+        }
+    }
+    if (st != KILN_OK) {
+        kiln_vk_io_destroy(gpu, io);
+        free(io);
+        return st;
+    }
+    gpu->dec_tables = io;
+    return KILN_OK;
+}
+
 kiln_status kiln__gpu_decode_blocks(kiln_context *ctx, kiln_format format, const uint8_t *blocks, size_t size,
                                     uint32_t width, uint32_t height, uint32_t subgroup_size, kiln_image *out)
 {
@@ -103,17 +158,24 @@ kiln_status kiln__gpu_decode_blocks(kiln_context *ctx, kiln_format format, const
                           height, need, size);
     kiln_gpu *gpu;
     KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    /* shared memory of decode_output.glsl: words per texel (= bytes per channel) x 16 texels x
+     * workgroup, plus one word per block */
+    uint32_t shared_bytes = ((uint32_t)fi->decoded_type * 16u + 1u) * KILN_DEC_LOCAL_SIZE * 4u;
+    if (shared_bytes > gpu->props.limits.maxComputeSharedMemorySize)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "decoding %s on the GPU needs %u bytes of shared memory; %s offers %u",
+                          fi->name, shared_bytes, gpu->props.deviceName, gpu->props.limits.maxComputeSharedMemorySize);
     const kiln_vk_pipeline *pipe;
     kiln_vk_pipeline_desc desc = {
         .shader = k.shader,
         .local_size = KILN_DEC_LOCAL_SIZE,
         .spec = &k.variant,
         .nspec = 1,
-        .nbindings = 2,
+        .nbindings = KILN_DEC_BINDINGS,
         .push_size = KILN_DEC_PUSH_WORDS * 4,
         .subgroup_size = subgroup_size,
     };
     KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
+    KILN_TRY(ensure_tables(ctx, gpu));
     KILN_TRY(kiln_image_alloc(ctx, out, width, height, fi->decoded_type));
     out->channels = fi->channels;
     out->srgb = (fi->flags & KILN_FF_SRGB) != 0;
@@ -147,8 +209,9 @@ kiln_status kiln__gpu_decode_blocks(kiln_context *ctx, kiln_format format, const
         kiln_vk_cmd_upload(&cmd, gpu->dec_in, in_bytes);
         kiln_vk_cmd_timestamp(&cmd, 0);
         uint32_t push[KILN_DEC_PUSH_WORDS] = {bx, nrows, width, texel_rows};
-        kiln_vk_binding b[2] = {{.buffer = gpu->dec_in->dev.buffer, .range = in_bytes},
-                                {.buffer = gpu->dec_out->dev.buffer, .range = out_bytes}};
+        kiln_vk_binding b[KILN_DEC_BINDINGS] = {{.buffer = gpu->dec_in->dev.buffer, .range = in_bytes},
+                                                {.buffer = gpu->dec_out->dev.buffer, .range = out_bytes},
+                                                {.buffer = gpu->dec_tables->dev.buffer}};
         st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, (uint64_t)bx * nrows);
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, gpu->dec_out, out_bytes);

@@ -14,7 +14,8 @@
  *                                        downloads; submit waits and returns the kernel time in ms
  *
  * Conventions for shaders: specialisation constant 0 is the workgroup size x (local_size_x_id = 0),
- * user constants start at id 1. Dispatches over a linear range use kiln_vk_cmd_dispatch_linear, which
+ * user constants start at id 1. A shader with a fixed local_size_x ignores constant 0, and the
+ * pipeline description's local_size must then equal it (dispatch sizes are computed from it). Dispatches over a linear range use kiln_vk_cmd_dispatch_linear, which
  * splits the group count over x and y: the shader's linear index is
  *   (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x
  * and invocations past the end must return.
@@ -90,8 +91,9 @@ struct kiln_gpu {
     uint32_t min_subgroup, max_subgroup;
     kiln_vk_pipeline pipelines[KILN_VK_MAX_PIPELINES];
     uint32_t npipelines;
-    /* scratch reused by the decoders (grown on demand) */
+    /* scratch reused by the decoders (grown on demand) and their table buffer (gpu_abi.h) */
     struct kiln_vk_io *dec_in, *dec_out;
+    struct kiln_vk_io *dec_tables;
 };
 
 /* Warnings and errors counted by the validation messenger so far (0 when validation is off). */

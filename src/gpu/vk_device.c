@@ -311,9 +311,12 @@ static void destroy_device_level(kiln_gpu *gpu)
     vkDeviceWaitIdle(gpu->device);
     kiln_vk_io_destroy(gpu, gpu->dec_in);
     kiln_vk_io_destroy(gpu, gpu->dec_out);
+    kiln_vk_io_destroy(gpu, gpu->dec_tables);
     free(gpu->dec_in);
     free(gpu->dec_out);
+    free(gpu->dec_tables);
     gpu->dec_in = gpu->dec_out = NULL;
+    gpu->dec_tables = NULL;
     for (uint32_t i = 0; i < gpu->npipelines; i++) {
         kiln_vk_pipeline *p = &gpu->pipelines[i];
         vkDestroyPipeline(gpu->device, p->pipeline, NULL);

@@ -289,18 +289,21 @@ typedef struct psnr_case {
 #define CROP_WAVES "ldr/desktopbase_softwaves_crop_1000x600.png", 300, 200
 
 static const psnr_case cases[] = {
-    /* measured on the machine in docs/PERFORMANCE.md; floors = measured - 0.05 dB */
-    {"ldr/stk_generic_rock_a_512.png", 64, 64, 64, 64, KILN_FORMAT_ETC1_UNORM, 0, 35.22, 0xf909bacf369c780dull},
+    /* measured on the machine in docs/PERFORMANCE.md; floors = measured - 0.05 dB. The quality-0 (fast)
+     * ETC1/ETC2 floors were lowered by 0.2-1.3 dB on purpose when fast became a direct (no-search)
+     * etcpak-style path; the EAC RG11 hashes changed when the exact search stopped truncating its
+     * candidate intervals (never worse, occasionally better). */
+    {"ldr/stk_generic_rock_a_512.png", 64, 64, 64, 64, KILN_FORMAT_ETC1_UNORM, 0, 35.00, 0x7edbcd822c74e4e9ull},
     {"ldr/stk_generic_rock_a_512.png", 64, 64, 64, 64, KILN_FORMAT_ETC1_UNORM, 1, 36.10, 0x73d5612f53e2f123ull},
     {"ldr/stk_generic_rock_a_512.png", 64, 64, 64, 64, KILN_FORMAT_ETC1_UNORM, 2, 36.19, 0x5400e98b4fda5911ull},
     {"ldr/stk_generic_rock_a_512.png", 64, 64, 64, 64, KILN_FORMAT_ETC1_UNORM, 3, 36.21, 0xd0908d3406f6d809ull},
     {"ldr/Sara_Head_Diff_256_rgba.png", 96, 32, 64, 64, KILN_FORMAT_ETC1_UNORM, 1, 37.97, 0x5db637b3aa28e474ull},
     {"ldr/Sara_Head_Diff_256_rgba.png", 96, 32, 64, 64, KILN_FORMAT_ETC1_UNORM, 3, 41.06, 0xb05d0b2456232dccull},
-    {"ldr/stk_generic_rock_a_512.png", 64, 64, 64, 64, KILN_FORMAT_ETC2_RGB8_UNORM, 0, 35.23, 0xac2256ef41ac99a4ull},
+    {"ldr/stk_generic_rock_a_512.png", 64, 64, 64, 64, KILN_FORMAT_ETC2_RGB8_UNORM, 0, 35.00, 0xdefb1fc587d9c1bcull},
     {"ldr/stk_generic_rock_a_512.png", 64, 64, 64, 64, KILN_FORMAT_ETC2_RGB8_UNORM, 1, 36.10, 0x7e967f1c24ad01daull},
     {"ldr/stk_generic_rock_a_512.png", 64, 64, 64, 64, KILN_FORMAT_ETC2_RGB8_UNORM, 2, 36.20, 0xf3dc6f0633e754a0ull},
     {"ldr/stk_generic_rock_a_512.png", 64, 64, 64, 64, KILN_FORMAT_ETC2_RGB8_UNORM, 3, 36.22, 0xd0be5967499e9e1bull},
-    {"ldr/Sara_Head_Diff_256_rgba.png", 96, 32, 64, 64, KILN_FORMAT_ETC2_RGB8_UNORM, 0, 46.58, 0x83fae89763a4b15full},
+    {"ldr/Sara_Head_Diff_256_rgba.png", 96, 32, 64, 64, KILN_FORMAT_ETC2_RGB8_UNORM, 0, 45.25, 0x5e1c9b8b4de49288ull},
     {"ldr/Sara_Head_Diff_256_rgba.png", 96, 32, 64, 64, KILN_FORMAT_ETC2_RGB8_UNORM, 1, 46.90, 0x84992fc52fb16451ull},
     {"ldr/Sara_Head_Diff_256_rgba.png", 96, 32, 64, 64, KILN_FORMAT_ETC2_RGB8_UNORM, 2, 46.96, 0xbe5e6cce36e5636dull},
     {"ldr/Sara_Head_Diff_256_rgba.png", 96, 32, 64, 64, KILN_FORMAT_ETC2_RGB8_UNORM, 3, 47.32, 0xfb731c18f6602ca5ull},
@@ -319,8 +322,8 @@ static const psnr_case cases[] = {
     {"grey/stk_generic_rock_a_gloss_R_512_grey.png", 128, 128, 64, 64, KILN_FORMAT_EAC_R11_UNORM, 3, 46.06, 0x7442771b5c7b0703ull},
     {"grey/stk_generic_rock_a_gloss_R_512_grey.png", 128, 128, 64, 64, KILN_FORMAT_EAC_R11_SNORM, 1, 45.79, 0x28d8fc9fac100083ull},
     {"grey/stk_generic_rock_a_gloss_R_512_grey.png", 128, 128, 64, 64, KILN_FORMAT_EAC_R11_SNORM, 3, 45.92, 0x47b5ad24336d3998ull},
-    {"normal/stk_generic_rock_a_Normal_512_rgba.png", 256, 256, 64, 64, KILN_FORMAT_EAC_RG11_UNORM, 1, 38.84, 0x776f89fbcd0d9e1bull},
-    {"normal/stk_generic_rock_a_Normal_512_rgba.png", 256, 256, 64, 64, KILN_FORMAT_EAC_RG11_UNORM, 3, 38.85, 0x9d697cda5c49b209ull},
+    {"normal/stk_generic_rock_a_Normal_512_rgba.png", 256, 256, 64, 64, KILN_FORMAT_EAC_RG11_UNORM, 1, 38.84, 0xd21b91841aeaf4c6ull},
+    {"normal/stk_generic_rock_a_Normal_512_rgba.png", 256, 256, 64, 64, KILN_FORMAT_EAC_RG11_UNORM, 3, 38.85, 0xbcc86a4ddeb3fe30ull},
     {"normal/stk_generic_rock_a_Normal_512_rgba.png", 256, 256, 64, 64, KILN_FORMAT_EAC_RG11_SNORM, 1, 38.85, 0x9f799d923fdfe317ull},
     {"normal/stk_generic_rock_a_Normal_512_rgba.png", 256, 256, 64, 64, KILN_FORMAT_EAC_RG11_SNORM, 3, 38.85, 0x74b6537a593f0b97ull},
 };

@@ -5,8 +5,9 @@
  *   BC6H (UF, SF) and BC7: exact (float bits; round(x * 255) for UNORM);
  *   BC1-BC5: within 2 of 255 (or of 127 for SNORM): Mesa interpolates with a fixed-point shortcut
  *   that can be up to 1.6 LSB off the exact D3D10 interpolation, so texels that differ are counted
- *   and reported. Hardware GPUs get 4: NVIDIA (H100, driver 580) interpolates BC4/BC5 with 6-bit
- *   weights (about 9/64, 18/64, 28/64 ... instead of 1/7, 2/7, 3/7 ...), up to 3.2 LSB off.
+ *   and reported. Hardware GPUs get 8: NVIDIA's H100 (driver 580.159) interpolates BC4/BC5 with
+ *   6-bit weights (about 9/64, 18/64, 28/64 ... where D3D10 has 1/7, 2/7, 3/7 ...): measured up to
+ *   6/255 (BC5 UNORM) and 8/127 (BC5 SNORM) away from the reference on random blocks.
  * sRGB formats are sampled through their UNORM VkFormat (same block decoding). ETC2/EAC sampling is
  * not offered by lavapipe; Mesa GL checks those elsewhere. Skipped without a Vulkan device or BC
  * sampling support. */
@@ -43,7 +44,7 @@ static int setup(void **state)
         if (!f.gpu || !f.cpu) return -1;
         const kiln_gpu_info *info = kiln_context_gpu(f.gpu);
         f.bc = info && info->bc_sampling;
-        f.tolerance = kiln__gpu_device_is_cpu(f.gpu, 0) && !info->discrete ? 2 : 4;
+        f.tolerance = kiln__gpu_device_is_cpu(f.gpu, 0) && !info->discrete ? 2 : 8;
         if (info) print_message("sampling with %s (%s)\n", info->name, info->driver);
     }
     *state = &f;

@@ -1,7 +1,9 @@
 /* cli.c - options, errors and progress shared by the subcommands. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -172,4 +174,39 @@ int kiln_cli_usage_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
     return KILN_EXIT_USAGE;
+}
+
+int kiln_cli_read_file(const char *path, uint8_t **data, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return errno ? errno : EIO;
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *p = malloc(cap);
+    while (p) {
+        n += fread(p + n, 1, cap - n, f);
+        if (n < cap) break;
+        if (cap > (SIZE_MAX >> 2)) {
+            free(p);
+            p = NULL;
+            break;
+        }
+        uint8_t *q = realloc(p, cap * 2);
+        if (!q) {
+            free(p);
+            p = NULL;
+            break;
+        }
+        p = q;
+        cap *= 2;
+    }
+    int err = ferror(f) ? EIO : 0;
+    fclose(f);
+    if (!p) return ENOMEM;
+    if (err) {
+        free(p);
+        return err;
+    }
+    *data = p;
+    *size = n;
+    return 0;
 }

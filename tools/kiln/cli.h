@@ -47,6 +47,8 @@ int kiln_cli_usage_error(const char *cmd, const char *fmt, ...)
     ;
 /* Parses an unsigned decimal; 0 on success. */
 int kiln_cli_parse_u32(const char *s, unsigned *out);
+/* Reads a whole file (any size, also pipes) into a malloc'ed buffer; 0 or an errno value. */
+int kiln_cli_read_file(const char *path, uint8_t **data, size_t *size);
 /* Ends a progress line if one was drawn. */
 void kiln_cli_progress_done(void);
 

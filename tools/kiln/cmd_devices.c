@@ -10,7 +10,9 @@ int kiln_cmd_devices(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: kiln devices\n\nLists the Vulkan devices kiln can use; the index is what --device takes.\n"
-                   "'auto' picks the first discrete GPU, else the first device.\n");
+                   "'--backend auto' uses the first listed GPU (discrete before integrated); CPU implementations\n"
+                   "such as lavapipe only with --backend vulkan or KILN_ALLOW_CPU_VULKAN=1, since kiln's CPU path\n"
+                   "is faster than them.\n");
             return KILN_EXIT_OK;
         }
         int r = kiln_cli_common_option(&c, argc, argv, &i);

@@ -16,41 +16,6 @@ static void help(void)
            "  --backend auto|cpu|vulkan, --device N, -j N, --quiet, --verbose, --progress auto|always|never\n");
 }
 
-static int read_all(const char *path, uint8_t **data, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return errno ? errno : EIO;
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *p = malloc(cap);
-    while (p) {
-        n += fread(p + n, 1, cap - n, f);
-        if (n < cap) break;
-        if (cap > (SIZE_MAX >> 2)) {
-            free(p);
-            p = NULL;
-            break;
-        }
-        uint8_t *q = realloc(p, cap * 2);
-        if (!q) {
-            free(p);
-            p = NULL;
-            break;
-        }
-        p = q;
-        cap *= 2;
-    }
-    int err = ferror(f) ? EIO : 0;
-    fclose(f);
-    if (!p) return ENOMEM;
-    if (err) {
-        free(p);
-        return err;
-    }
-    *data = p;
-    *size = n;
-    return 0;
-}
-
 int kiln_cmd_info(int argc, char **argv)
 {
     kiln_cli_common c;
@@ -74,7 +39,7 @@ int kiln_cmd_info(int argc, char **argv)
     if (!in) return kiln_cli_usage_error("info", "no input file (see kiln info --help)");
     uint8_t *data = NULL;
     size_t size = 0;
-    int e = read_all(in, &data, &size);
+    int e = kiln_cli_read_file(in, &data, &size);
     if (e) {
         fprintf(stderr, "kiln info: %s: cannot read: %s\n", in, strerror(e));
         return KILN_EXIT_IO;

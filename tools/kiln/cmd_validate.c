@@ -34,41 +34,6 @@ static void report(void *user, int severity, const char *message)
     if (!r->quiet) printf("%s: %s: %s\n", r->file, severity >= 2 ? "error" : "warning", message);
 }
 
-static int read_all(const char *path, uint8_t **data, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return errno ? errno : EIO;
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *p = malloc(cap);
-    while (p) {
-        n += fread(p + n, 1, cap - n, f);
-        if (n < cap) break;
-        if (cap > (SIZE_MAX >> 2)) {
-            free(p);
-            p = NULL;
-            break;
-        }
-        uint8_t *q = realloc(p, cap * 2);
-        if (!q) {
-            free(p);
-            p = NULL;
-            break;
-        }
-        p = q;
-        cap *= 2;
-    }
-    int err = ferror(f) ? EIO : 0;
-    fclose(f);
-    if (!p) return ENOMEM;
-    if (err) {
-        free(p);
-        return err;
-    }
-    *data = p;
-    *size = n;
-    return 0;
-}
-
 int kiln_cmd_validate(int argc, char **argv)
 {
     kiln_cli_common c;
@@ -105,7 +70,7 @@ int kiln_cmd_validate(int argc, char **argv)
         if (a[0] == '-' && a[1]) continue;
         uint8_t *data = NULL;
         size_t size = 0;
-        int e = read_all(a, &data, &size);
+        int e = kiln_cli_read_file(a, &data, &size);
         if (e) {
             fprintf(stderr, "%s: error: cannot read: %s\n", a, strerror(e));
             rc = KILN_EXIT_IO;
