@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 missing=()
 while read -r pkg; do
   case "$pkg" in ''|'#'*) continue ;; esac
+  # Node.js and npm may come from elsewhere (e.g. NodeSource, which bundles npm): a working command counts.
+  case "$pkg" in
+    nodejs) command -v node >/dev/null 2>&1 && continue ;;
+    npm) command -v npm >/dev/null 2>&1 && continue ;;
+  esac
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done < scripts/deps-apt.txt
 
