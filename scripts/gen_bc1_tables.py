@@ -62,7 +62,8 @@ def cf_tables():
     """Cluster-fit partition tables for 16 texels sorted along an axis. The 4-cluster search runs, for
     each i (texels [0, i) in cluster 0), over the pairs (j, k), i <= j <= k <= 16, in the order of the
     per-block array Q[(j, k)] = P[j] + P[k] (j ascending, then k); for a fixed i those pairs are the
-    suffix of Q starting at qoff[i]. Each group of 16 consecutive entries of one i is one vector:
+    suffix of Q starting at qoff[i]. The 3-cluster search runs over every pair (i, j), i <= j, in Q's
+    order (ax = P'[i] + P'[j] with P' the prefix sums / 2), as one flat run. Each group of 16 consecutive entries of one i is one vector:
     A/2, B/2, C (halves of the 2x2 normal matrix A = sum alpha^2, B = sum beta^2, C = sum alpha beta),
     p1..p4 (a = ax p1 - T p2, b = T p3 - ax p4, ax = sum of alpha x, T = sum of x) and pen (1e30 for
     padding and for rank-1 partitions, else 0). Half the error (up to a constant) of endpoints a, b is
@@ -97,34 +98,34 @@ def cf_tables():
                     cols[c].append(vals[c])
             vec4.append(cols)
     start4.append(len(vec4))
-    vec3, ij3, start3 = [], [], []
-    for i in range(17):
-        start3.append(len(vec3))
-        ent = [(i, j) for j in range(i, 17)]
-        while len(ent) % 16:
-            ent.append(None)
-        for v in range(0, len(ent), 16):
-            cols = [[] for _ in range(8)]
-            for e in ent[v:v + 16]:
-                if e is None:
+    # 3 clusters: every pair (i, j), i <= j, in the same order as Q (one flat run, no per-i rows)
+    vec3, ij3, start3 = [], [], [0]
+    ent = list(pairs)
+    while len(ent) % 16:
+        ent.append(None)
+    for v in range(0, len(ent), 16):
+        cols = [[] for _ in range(8)]
+        for e in ent[v:v + 16]:
+            if e is None:
+                vals = [0, 0, 0, 0, 0, 0, 0, 1e30]
+                ij3.append((0, 0))
+            else:
+                ii, j = e
+                c0, c1, c2 = ii, j - ii, 16 - j
+                A = c0 + 0.25 * c1
+                B = c2 + 0.25 * c1
+                C = 0.25 * c1
+                det = A * B - C * C
+                if max(c0, c1, c2) == 16 or det < 1e-6:
                     vals = [0, 0, 0, 0, 0, 0, 0, 1e30]
-                    ij3.append((0, 0))
                 else:
-                    ii, j = e
-                    c0, c1, c2 = ii, j - ii, 16 - j
-                    A = c0 + 0.25 * c1
-                    B = c2 + 0.25 * c1
-                    C = 0.25 * c1
-                    det = A * B - C * C
-                    if max(c0, c1, c2) == 16 or det < 1e-6:
-                        vals = [0, 0, 0, 0, 0, 0, 0, 1e30]
-                    else:
-                        vals = [A / 2, B / 2, C, (B + C) / det, C / det, A / det, (A + C) / det, 0]
-                    ij3.append(e)
-                for c in range(8):
-                    cols[c].append(vals[c])
-            vec3.append(cols)
+                    vals = [A / 2, B / 2, C, (B + C) / det, C / det, A / det, (A + C) / det, 0]
+                ij3.append(e)
+            for c in range(8):
+                cols[c].append(vals[c])
+        vec3.append(cols)
     start3.append(len(vec3))
+    start3 += [len(vec3)] * (18 - len(start3))
     out = []
     out.append("/* Cluster fit over 16 texels (see scripts/gen_bc1_tables.py, cf_tables). */")
     out.append("#define KILN_CF4_VECTORS %d" % len(vec4))

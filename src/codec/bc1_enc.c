@@ -515,9 +515,9 @@ typedef struct cf_order {
     float tot[3];
     /* n == 16, in grid units (x * 31/255 for R and B, x * 63/255 for G): channel-major prefix sums
      * scaled by 1/3 (4 clusters) and 1/2 (3 clusters), padded for 16-lane loads, q3[ch][(j,k)] =
-     * p3[j] + p3[k] in k_cf4_qoff order, and the totals */
+     * p3[j] + p3[k] and q2[ch][(j,k)] = p2[j] + p2[k] in k_cf4_qoff order, and the totals */
     float p3[3][17 + 16], p2[3][17 + 16];
-    float q3[3][153 + 16];
+    float q3[3][153 + 16], q2[3][153 + 16]; /* q2: the same sums of p2 (3-cluster search) */
     float gtot[3];
 } cf_order;
 
@@ -592,8 +592,10 @@ VI void cf_sort(const bc1_in *in, const float axis[3], cf_order *o)
         for (int i = 17; i < 33; i++) o->p3[ch][i] = o->p2[ch][i] = 0.0f;
         /* q3 row j starts at k_cf4_qoff[j]; a 16-lane store per row, in order (later rows overwrite
          * the overhang of earlier ones; the last overhang lands in the padding) */
-        for (int j = 0; j < 17; j++)
+        for (int j = 0; j < 17; j++) {
             vstore(&o->q3[ch][k_cf4_qoff[j]], o->p3[ch][j] + vload(&o->p3[ch][j]));
+            vstore(&o->q2[ch][k_cf4_qoff[j]], o->p2[ch][j] + vload(&o->p2[ch][j]));
+        }
     }
 }
 
@@ -907,7 +909,7 @@ VI void encode_cluster(int isa, const bc1_in *in, bc1_sol *best)
         }
     }
     if (!(best->err < INFINITY)) encode_fast(in, best, 1); /* no partition had rank 2 */
-    if (spread < 2.0f * best->err) mean_flat(in, mean, best);
+    if (spread < best->err) mean_flat(in, mean, best);
 }
 
 /* Reads a kiln_block into the encoder's layout (16-bit values scaled to 0..255, channel rows). */
@@ -1086,11 +1088,67 @@ static void encode_colour(const kiln_block *src, const kiln_encode_params *param
  * never depend on how the driver groups blocks. */
 
 typedef struct bc1_batch {
-    float x[3][16][16];  /* [channel][texel][lane], 0..255 */
+    const kiln_block *blk[16]; /* the block of each lane */
+    float x[3][16][16];  /* [channel][texel][lane], 0..255 (filled by batch_load) */
     float sx[3][16][16]; /* the same times sqrt(channel weight) */
     int four_any;        /* BC3: four-colour interpolation whatever the order */
     float cw[3], sw[3];
 } bc1_batch;
+
+/* 16x16 transpose in four butterfly stages: stage s swaps bit s of the row and column indices. */
+#define TR_STAGE(s, LO, HI)                                                                                 \
+    for (int r0 = 0; r0 < 16; r0++)                                                                         \
+        if (!(r0 & (1 << s))) {                                                                             \
+            vf a = m[r0], b = m[r0 | (1 << s)];                                                             \
+            m[r0] = __builtin_shufflevector(a, b, LO);                                                      \
+            m[r0 | (1 << s)] = __builtin_shufflevector(a, b, HI);                                           \
+        }
+#define TR_LO0 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define TR_HI0 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+#define TR_LO1 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define TR_HI1 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define TR_LO2 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define TR_HI2 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define TR_LO3 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define TR_HI3 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+VI void transpose16(vf m[16])
+{
+    TR_STAGE(0, TR_LO0, TR_HI0)
+    TR_STAGE(1, TR_LO1, TR_HI1)
+    TR_STAGE(2, TR_LO2, TR_HI2)
+    TR_STAGE(3, TR_LO3, TR_HI3)
+}
+
+/* The lanes' texels into x / sx: each block de-interleaved (as setup does), then transposed. */
+VI void batch_load(bc1_batch *b)
+{
+    typedef uint16_t vu16 __attribute__((vector_size(32)));
+    vf m[3][16];
+    for (int l = 0; l < 16; l++) {
+        vf v[4];
+        for (int k = 0; k < 4; k++) {
+            vu16 u;
+            memcpy(&u, b->blk[l]->rgba16 + 16 * k, sizeof u);
+            v[k] = __builtin_convertvector(u, vf) * (255.0f / 65535.0f);
+        }
+        m[0][l] = __builtin_shufflevector(__builtin_shufflevector(v[0], v[1], 0, 4, 8, 12, 16, 20, 24, 28),
+                                          __builtin_shufflevector(v[2], v[3], 0, 4, 8, 12, 16, 20, 24, 28), 0, 1, 2,
+                                          3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        m[1][l] = __builtin_shufflevector(__builtin_shufflevector(v[0], v[1], 1, 5, 9, 13, 17, 21, 25, 29),
+                                          __builtin_shufflevector(v[2], v[3], 1, 5, 9, 13, 17, 21, 25, 29), 0, 1, 2,
+                                          3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        m[2][l] = __builtin_shufflevector(__builtin_shufflevector(v[0], v[1], 2, 6, 10, 14, 18, 22, 26, 30),
+                                          __builtin_shufflevector(v[2], v[3], 2, 6, 10, 14, 18, 22, 26, 30), 0, 1, 2,
+                                          3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    }
+    for (int ch = 0; ch < 3; ch++) {
+        transpose16(m[ch]);
+        for (int t = 0; t < 16; t++) {
+            vstore(b->x[ch][t], m[ch][t]);
+            vstore(b->sx[ch][t], m[ch][t] * b->sw[ch]);
+        }
+    }
+}
 
 typedef struct bc1_batch_out {
     int32_t c0[16], c1[16], idx[16], ok[16];
@@ -1172,8 +1230,9 @@ VI vi b_refit(const bc1_batch *b, const vf alpha[16], const vf tot[3], vf a[3], 
     return ok;
 }
 
-VI void batch_body(const bc1_batch *b, bc1_batch_out *o)
+VI void batch_body(bc1_batch *b, bc1_batch_out *o)
 {
+    batch_load(b);
     const vf one = vset1(1.0f), zero = vset1(0.0f);
     vf tot[3], m[3];
     for (int ch = 0; ch < 3; ch++) {
@@ -1269,10 +1328,10 @@ VI void batch_body(const bc1_batch *b, bc1_batch_out *o)
 }
 
 #ifdef KILN_BC1_MULTI
-__attribute__((target("avx512f"))) static void batch_avx512(const bc1_batch *b, bc1_batch_out *o) { batch_body(b, o); }
-__attribute__((target("avx2"))) static void batch_avx2(const bc1_batch *b, bc1_batch_out *o) { batch_body(b, o); }
+__attribute__((target("avx512f"))) static void batch_avx512(bc1_batch *b, bc1_batch_out *o) { batch_body(b, o); }
+__attribute__((target("avx2"))) static void batch_avx2(bc1_batch *b, bc1_batch_out *o) { batch_body(b, o); }
 #endif
-static void batch_generic(const bc1_batch *b, bc1_batch_out *o) { batch_body(b, o); }
+static void batch_generic(bc1_batch *b, bc1_batch_out *o) { batch_body(b, o); }
 
 /* n blocks (1..16) of BC1 / BC1a (kind BC1_OPAQUE / BC1_PUNCH) or BC3 colour (BC1_FOUR_ANY) at fast
  * quality; block i's 8 colour bytes go to out + i * stride. */
@@ -1281,7 +1340,6 @@ static void fast_batch(const kiln_block *src, int n, uint8_t *out, size_t stride
 {
     bc1_batch b;
     int lane_of[16], nl = 0;
-    int block_of[16];
     b.four_any = kind == BC1_FOUR_ANY;
     if (params->perceptual) {
         b.cw[0] = 0.299f * 3.0f;
@@ -1302,22 +1360,11 @@ static void fast_batch(const kiln_block *src, int n, uint8_t *out, size_t stride
         if (!eligible) continue;
         const int l = nl++;
         lane_of[i] = l;
-        block_of[l] = i;
-        for (int t = 0; t < 16; t++)
-            for (int ch = 0; ch < 3; ch++) {
-                float v = (float)k->rgba16[t * 4 + ch] * (255.0f / 65535.0f);
-                b.x[ch][t][l] = v;
-                b.sx[ch][t][l] = v * b.sw[ch];
-            }
+        b.blk[l] = k;
     }
     bc1_batch_out o;
     if (nl > 0) {
-        for (int l = nl; l < 16; l++) /* unused lanes: a copy of lane 0 */
-            for (int ch = 0; ch < 3; ch++)
-                for (int t = 0; t < 16; t++) {
-                    b.x[ch][t][l] = b.x[ch][t][0];
-                    b.sx[ch][t][l] = b.sx[ch][t][0];
-                }
+        for (int l = nl; l < 16; l++) b.blk[l] = b.blk[0]; /* unused lanes: a copy of lane 0 */
 #ifdef KILN_BC1_MULTI
         if (__builtin_cpu_supports("avx512f")) batch_avx512(&b, &o);
         else if (__builtin_cpu_supports("avx2")) batch_avx2(&b, &o);
@@ -1332,7 +1379,6 @@ static void fast_batch(const kiln_block *src, int n, uint8_t *out, size_t stride
             encode_colour(&src[i], params, kind | 4, d); /* the per-block encoder */
             continue;
         }
-        (void)block_of;
         uint32_t c0 = (uint32_t)o.c0[l], c1 = (uint32_t)o.c1[l], idx = (uint32_t)o.idx[l];
         d[0] = (uint8_t)(c0 & 0xff);
         d[1] = (uint8_t)(c0 >> 8);

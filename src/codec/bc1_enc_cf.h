@@ -35,13 +35,12 @@ CF_TARGET static int CF_NAME(const cf_order *o, const float wg[3], int four, cf_
             pi0 = o->p3[0][i];
             pi1 = o->p3[1][i];
             pi2 = o->p3[2][i];
-        } else {
-            q0 = &o->p2[0][i];
-            q1 = &o->p2[1][i];
-            q2 = &o->p2[2][i];
-            pi0 = o->p2[0][i];
-            pi1 = o->p2[1][i];
-            pi2 = o->p2[2][i];
+        } else { /* one flat run over every pair (i, j): ax = q2 directly */
+            if (i > 0) break;
+            q0 = o->q2[0];
+            q1 = o->q2[1];
+            q2 = o->q2[2];
+            pi0 = pi1 = pi2 = 0.0f;
         }
         for (int v = start[i], off = 0; v < start[i + 1]; v++, off += 16) {
             const float (*t)[16] = tab[v];
@@ -57,9 +56,11 @@ CF_TARGET static int CF_NAME(const cf_order *o, const float wg[3], int four, cf_
             memcpy(&ax0, q0 + off, 64);
             memcpy(&ax1, q1 + off, 64);
             memcpy(&ax2, q2 + off, 64);
-            ax0 += pi0;
-            ax1 += pi1;
-            ax2 += pi2;
+            if (four) {
+                ax0 += pi0;
+                ax1 += pi1;
+                ax2 += pi2;
+            }
 #define CF_CHANNEL(e, ax, tt, top)                                                                          \
     vf e;                                                                                                   \
     {                                                                                                       \

@@ -563,11 +563,13 @@ static void bc1_fast_batch(void **state)
         bc1_batch bt;
         bt.four_any = it & 1;
         for (int ch = 0; ch < 3; ch++) bt.cw[ch] = bt.sw[ch] = 1.0f;
-        for (int l = 0; l < 16; l++)
-            for (int t = 0; t < 16; t++)
-                for (int ch = 0; ch < 3; ch++) bt.x[ch][t][l] = bt.sx[ch][t][l] = (float)b[l].rgba8[t * 4 + ch];
+        for (int l = 0; l < 16; l++) bt.blk[l] = &b[l];
         bc1_batch_out o0, o1, o2;
         batch_generic(&bt, &o0);
+        /* the transposed texels are the blocks' */
+        for (int l = 0; l < 16; l++)
+            for (int t = 0; t < 16; t++)
+                for (int ch = 0; ch < 3; ch++) assert_true(bt.x[ch][t][l] == (float)b[l].rgba8[t * 4 + ch]);
         if (__builtin_cpu_supports("avx2")) {
             batch_avx2(&bt, &o1);
             assert_memory_equal(&o0, &o1, sizeof o0);
