@@ -28,13 +28,6 @@
 #include <string.h>
 
 
-const int kiln__eac_mod[16][8] = {
-    {-3, -6, -9, -15, 2, 5, 8, 14}, {-3, -7, -10, -13, 2, 6, 9, 12}, {-2, -5, -8, -13, 1, 4, 7, 12},
-    {-2, -4, -6, -13, 1, 3, 5, 12}, {-3, -6, -8, -12, 2, 5, 7, 11},  {-3, -7, -9, -11, 2, 6, 8, 10},
-    {-4, -7, -8, -11, 3, 6, 7, 10}, {-3, -5, -8, -11, 2, 4, 7, 10},  {-2, -6, -8, -10, 1, 5, 7, 9},
-    {-2, -5, -8, -10, 1, 4, 7, 9},  {-2, -4, -8, -10, 1, 3, 7, 9},   {-2, -5, -7, -10, 1, 4, 6, 9},
-    {-3, -4, -7, -10, 2, 3, 6, 9},  {-1, -2, -3, -10, 0, 1, 2, 9},   {-4, -6, -8, -9, 3, 5, 7, 8},
-    {-3, -5, -7, -9, 2, 4, 6, 8}};
 
 /* Per table, the pixel indices ordered by increasing modifier. */
 static const uint8_t eac_sorted[16][8] = {
@@ -67,7 +60,7 @@ static int64_t cdiv(int64_t a, int64_t b) { return -fdiv(-a, b); }
 static void offsets(int kind, int t, int m, int off[8])
 {
     int f = kind == 0 ? m : (m ? 8 * m : 1);
-    for (int i = 0; i < 8; i++) off[i] = kiln__eac_mod[t][i] * f;
+    for (int i = 0; i < 8; i++) off[i] = kiln__eac_modifiers[t][i] * f;
 }
 
 static void levels(const eac_kind *k, int b, const int off[8], int lv[8])
@@ -268,7 +261,7 @@ static void estimate(const eac_target *tg, const eac_kind *k, int brad, int mrad
     double vmin = (double)tmin / tg->scale, vmax = (double)tmax / tg->scale;
     double range = vmax - vmin, mid = 0.5 * (vmin + vmax);
     for (int t = 0; t < 16; t++) {
-        int span = kiln__eac_mod[t][7] - kiln__eac_mod[t][3];
+        int span = kiln__eac_modifiers[t][7] - kiln__eac_modifiers[t][3];
         double unit = tg->kind == 0 ? 1.0 : 8.0;
         int m0 = (int)floor(range / (span * unit) + 0.5);
         if (m0 < k->mmin) m0 = k->mmin;

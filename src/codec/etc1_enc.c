@@ -21,10 +21,6 @@
 
 #include <string.h>
 
-const int kiln__etc_mod[8][4] = {{2, 8, -2, -8},       {5, 17, -5, -17},     {9, 29, -9, -29},
-                                 {13, 42, -13, -42},   {18, 60, -18, -60},   {24, 80, -24, -80},
-                                 {33, 106, -33, -106}, {47, 183, -47, -183}};
-const int kiln__etc_dist[8] = {3, 6, 11, 16, 23, 32, 41, 64};
 
 /* ---------------------------------------------------------------- shared helpers */
 
@@ -37,14 +33,14 @@ void kiln__etc_palette(const etc_sol *s, const etc_src *src, int p, int pal[4][3
         int sb = sub_of(s->flip, p);
         int base[3];
         for (int ch = 0; ch < 3; ch++) base[ch] = s->mode == ETC_MODE_INDIV ? etc_x4(s->c[sb][ch]) : etc_x5(s->c[sb][ch]);
-        const int *m = kiln__etc_mod[s->table[sb]];
+        const int16_t *m = kiln__etc_modifiers[s->table[sb]];
         for (int k = 0; k < 4; k++) {
             int mod = m[k];
             if (src->transparent && (k & 1) == 0) mod = 0; /* A1 non-opaque: +-a become 0, 2 transparent */
             for (int ch = 0; ch < 3; ch++) pal[k][ch] = etc_clamp255(base[ch] + mod);
         }
     } else if (s->mode == ETC_MODE_T || s->mode == ETC_MODE_H) {
-        int d = kiln__etc_dist[s->table[0]];
+        int d = kiln__etc_distances[s->table[0]];
         for (int ch = 0; ch < 3; ch++) {
             int a = etc_x4(s->c[0][ch]), b = etc_x4(s->c[1][ch]);
             if (s->mode == ETC_MODE_T) {
@@ -305,7 +301,7 @@ static void sub_build(etc_sub *sb, const etc_src *src, int flip, int half)
     sb->transparent = src->transparent;
     const int W = src->w[0] + src->w[1] + src->w[2];
     for (int t = 0; t < 8; t++) {
-        const int a = kiln__etc_mod[t][0], b = kiln__etc_mod[t][1];
+        const int a = kiln__etc_modifiers[t][0], b = kiln__etc_modifiers[t][1];
         /* A1 non-opaque: the +-a entries are 0 */
         sb->ca[t] = sb->transparent ? 0 : W * a * a;
         sb->a2[t] = sb->transparent ? 0 : 2 * a;
@@ -363,7 +359,7 @@ static uint32_t sub_best(etc_sub *sb, const etc_src *src, const int b[3], int *t
     int bt = 0, nclamped = 0;
     int clamped[8];
     for (int t = 0; t < 8; t++) {
-        const int mb = kiln__etc_mod[t][1];
+        const int mb = kiln__etc_modifiers[t][1];
         if (lo - mb >= 0 && hi + mb <= 255) {
             uint32_t e = (uint32_t)((int64_t)base_sq + ge->g[t]); /* no clamping: exact closed form */
             if (e < best) {
@@ -378,7 +374,7 @@ static uint32_t sub_best(etc_sub *sb, const etc_src *src, const int b[3], int *t
         const int t = clamped[k];
         int pal[4][3], np = 0;
         for (int j = 0; j < 4; j++) {
-            int mod = kiln__etc_mod[t][j];
+            int mod = kiln__etc_modifiers[t][j];
             if (src->transparent) {
                 if (j == 2) continue;
                 if (j == 0) mod = 0;
@@ -670,7 +666,7 @@ static void fast_tables(const int32_t *kx, int n, int K, int W, int32_t e[8])
         aq[i] = q < 0 ? -q : q;
     }
     for (int t = 0; t < 8; t++) {
-        const int32_t a = kiln__etc_mod[t][0], b = kiln__etc_mod[t][1];
+        const int32_t a = kiln__etc_modifiers[t][0], b = kiln__etc_modifiers[t][1];
         const int32_t ca = W * a * a, cb = W * b * b, a2 = 2 * a, b2 = 2 * b;
         int32_t s = 0;
         for (int i = 0; i < 8; i++) {

@@ -251,7 +251,7 @@ static void th_eval(const etc_src *src, int mode, const int a[3], const int b[3]
     int pa = pack12(a), pb = pack12(b);
     for (int di = 0; di < 8; di++) {
         if (mode == ETC_MODE_H && ((pa >= pb) != (di & 1))) continue; /* distance LSB is (c0 >= c1) */
-        int d = kiln__etc_dist[di];
+        int d = kiln__etc_distances[di];
         if (mode == ETC_MODE_T && di == 0) center_errs(&ca, src, d, opt_a, ea); /* T: c0 alone, d-free */
         if (mode == ETC_MODE_H) center_errs(&ca, src, d, opt_a, ea);
         center_errs(&cb, src, d, opt_b, eb);
@@ -280,7 +280,7 @@ static void th_recenter(const etc_src *src, const etc_sol *s, int a[3], int b[3]
 {
     etc_sol t = *s;
     kiln__etc_reselect(&t, src, 0);
-    int d = kiln__etc_dist[s->table[0]];
+    int d = kiln__etc_distances[s->table[0]];
     double sa[3] = {0}, sb[3] = {0};
     int na = 0, nb = 0;
     for (int p = 0; p < 16; p++) {

@@ -12,15 +12,13 @@
 #define KILN_ETC_ENC_H
 
 #include "codec/codec.h"
+#include "codec/etc_tables.h"
 
 #include <stdint.h>
 
 /* ETC selector values as stored (MSB, LSB): 0 = +a, 1 = +b, 2 = -a, 3 = -b (ETC1 tables). */
-extern const int kiln__etc_mod[8][4];
 /* T/H distance table. */
-extern const int kiln__etc_dist[8];
 /* EAC modifier tables. */
-extern const int kiln__eac_mod[16][8];
 
 enum { ETC_MODE_INDIV = 0, ETC_MODE_DIFF, ETC_MODE_T, ETC_MODE_H, ETC_MODE_PLANAR };
 
