@@ -402,6 +402,14 @@ KILN_API kiln_status kiln_mip_texture_layers(kiln_context *ctx, const kiln_image
                                              uint32_t faces, int is_array, const kiln_mip_params *params,
                                              kiln_format uncompressed_format, kiln_texture *out);
 
+/* Encodes `img` with a mip chain into a new texture of params->format: the levels are made by
+ * kiln_mip_generate with `mip` (NULL = defaults: the full chain, exact box filter; mip->levels 0 = the
+ * full chain) and each level is encoded as kiln_encode_image does. A colour space left AUTO follows
+ * the target format: sRGB filtering for an _SRGB format, linear otherwise (--normal maps are linear).
+ * Deterministic for any thread count. */
+KILN_API kiln_status kiln_encode_mips(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                                      const kiln_mip_params *mip, kiln_texture *out);
+
 /* ---------------------------------------------------------------- GPU ------------------------- */
 
 typedef struct kiln_gpu_info {
@@ -424,6 +432,35 @@ KILN_API const kiln_gpu_info *kiln_context_gpu(kiln_context *ctx); /* NULL on th
 /* Time of the last GPU dispatch of a decode/encode in milliseconds from timestamp queries (kernel
  * only), or a negative value when the last call ran on the CPU. */
 KILN_API double kiln_last_gpu_ms(const kiln_context *ctx);
+
+/* ---------------------------------------------------------------- flames ---------------------- */
+
+/* Fractal flames: kiln renders flam3 3.1 genomes (XML, any number of <flame> elements) as a source of
+ * images, statistically indistinguishable from flam3-render's output (see docs/FLAME.md). */
+typedef struct kiln_flames kiln_flames; /* parsed genomes (opaque) */
+
+/* Parses a genome file / buffer. Malformed XML, unknown variations, non-finite or absurd values give
+ * KILN_ERR_CORRUPT with a message naming the flame and attribute. */
+KILN_API kiln_status kiln_flames_load(kiln_context *ctx, const char *path, kiln_flames **out);
+KILN_API kiln_status kiln_flames_load_memory(kiln_context *ctx, const void *data, size_t size, kiln_flames **out);
+KILN_API uint32_t kiln_flames_count(const kiln_flames *flames);
+/* The genome's name attribute ("" when none) and size; NULL / 0 for a bad index. */
+KILN_API const char *kiln_flames_name(const kiln_flames *flames, uint32_t index);
+KILN_API void kiln_flames_size(const kiln_flames *flames, uint32_t index, uint32_t *width, uint32_t *height);
+KILN_API void kiln_flames_free(kiln_flames *flames); /* accepts NULL */
+
+typedef struct kiln_flame_params {
+    uint32_t width, height;  /* 0 = the genome's size; otherwise the framing is kept (scale follows width) */
+    double quality;          /* samples per pixel; <= 0 = the genome's quality */
+    uint32_t supersample;    /* 0 = the genome's */
+    uint64_t seed;           /* same seed + parameters = same bytes, for any thread count (CPU) */
+    kiln_backend backend;    /* AUTO = the context's backend */
+} kiln_flame_params;
+
+KILN_API void kiln_flame_params_init(kiln_flame_params *params);
+/* Renders flame `index` into a new RGBA U8 image (srgb = 1, alpha 255). */
+KILN_API kiln_status kiln_flame_render(kiln_context *ctx, const kiln_flames *flames, uint32_t index,
+                                       const kiln_flame_params *params, kiln_image *out);
 
 #ifdef __cplusplus
 }

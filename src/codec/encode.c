@@ -4,6 +4,9 @@
  * only its own bytes, so the output is the same for any thread count. Uncompressed formats (R8, RG8,
  * RGBA8, RGBA16F, RGBA32F) are converted pixel by pixel. */
 #include "codec/codec.h"
+#include "gpu/gpu.h"
+
+#include <stdio.h>
 
 #include <math.h>
 #include <string.h>
@@ -211,7 +214,7 @@ static kiln_status check_params(kiln_context *ctx, const kiln_encode_params *par
 
 /* The work itself, after validation; errors are recorded on ctx. */
 static kiln_status encode_into(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
-                               const kiln_format_info *fi, kiln_block_encode_fn fn, uint8_t *dst)
+                               const kiln_format_info *fi, kiln_block_encode_fn fn, uint8_t *dst, float plo, float phi)
 {
     encode_job j;
     memset(&j, 0, sizeof j);
@@ -223,15 +226,27 @@ static kiln_status encode_into(kiln_context *ctx, const kiln_image *img, const k
     j.dst = dst;
     j.signed_map = (fi->flags & KILN_FF_SIGNED) && !(fi->flags & KILN_FF_FLOAT) && img->type != KILN_PIXEL_F32;
     if (fn) {
+        kiln_status gst = KILN_OK;
+        if (kiln__gpu_wanted(ctx, &gst)) {
+            size_t need = kiln_format_image_size(fi->format, img->width, img->height);
+            kiln_status st = kiln__gpu_encode(ctx, img, params, 0, dst, need);
+            /* AUTO: a format or quality without a GPU encoder (or a device that cannot run it) is
+             * encoded on the CPU. An explicit VULKAN backend reports the failure. */
+            if (st != KILN_ERR_UNSUPPORTED || ctx->params.backend == KILN_BACKEND_VULKAN) return st;
+            if (ctx->params.verbose) fprintf(stderr, "kiln: %s; encoding on the CPU\n", kiln_last_error(ctx));
+            kiln__clear_error(ctx);
+        }
+        if (gst != KILN_OK) return gst;
+        ctx->last_gpu_ms = -1.0;
         j.bx = (img->width + fi->block_width - 1) / fi->block_width;
         j.by = (img->height + fi->block_height - 1) / fi->block_height;
         size_t blocks = (size_t)j.bx * j.by;
         /* Grain: ~32 blocks per chunk keeps threads busy on thin images (16384x4 is one block row)
          * while the per-chunk overhead stays negligible. */
-        return kiln__parallel_for_progress(ctx, blocks, 32, encode_blocks, &j, 0.0f, 1.0f);
+        return kiln__parallel_for_progress(ctx, blocks, 32, encode_blocks, &j, plo, phi);
     }
     size_t pixels = (size_t)img->width * img->height;
-    return kiln__parallel_for_progress(ctx, pixels, 4096, encode_pixels, &j, 0.0f, 1.0f);
+    return kiln__parallel_for_progress(ctx, pixels, 4096, encode_pixels, &j, plo, phi);
 }
 
 kiln_status kiln_encode_image(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
@@ -248,7 +263,7 @@ kiln_status kiln_encode_image(kiln_context *ctx, const kiln_image *img, const ki
     if (!dst || dst_size < need)
         return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: %ux%u %s needs %zu bytes but the buffer holds %zu",
                           img->width, img->height, fi->name, need, dst ? dst_size : (size_t)0);
-    return encode_into(ctx, img, params, fi, fn, dst);
+    return encode_into(ctx, img, params, fi, fn, dst, 0.0f, 1.0f);
 }
 
 kiln_status kiln_encode(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params, kiln_texture *out)
@@ -264,8 +279,52 @@ kiln_status kiln_encode(kiln_context *ctx, const kiln_image *img, const kiln_enc
     KILN_TRY(kiln_texture_alloc(ctx, out, fi->format, img->width, img->height, 1, 1, 1));
     size_t size = 0;
     uint8_t *dst = kiln_texture_image(out, 0, 0, 0, &size);
-    kiln_status st = dst ? encode_into(ctx, img, params, fi, fn, dst)
+    kiln_status st = dst ? encode_into(ctx, img, params, fi, fn, dst, 0.0f, 1.0f)
                          : kiln__fail(ctx, KILN_ERR_INTERNAL, "kiln_encode: texture level 0 is missing");
+    if (st != KILN_OK) kiln_texture_free(out);
+    return st;
+}
+
+/* ---------------------------------------------------------------- mip chains */
+
+kiln_status kiln_encode_mips(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                             const kiln_mip_params *mip, kiln_texture *out)
+{
+    kiln__clear_error(ctx);
+    if (!ctx) return KILN_ERR_INVALID_ARGUMENT;
+    if (!out) return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode_mips: the output texture is NULL");
+    memset(out, 0, sizeof *out);
+    KILN_TRY(check_image(ctx, img));
+    const kiln_format_info *fi = NULL;
+    kiln_block_encode_fn fn = NULL;
+    KILN_TRY(check_params(ctx, params, &fi, &fn));
+    kiln_mip_params mp;
+    if (mip) mp = *mip;
+    else kiln_mip_params_init(&mp);
+    uint32_t full = kiln_mip_level_count(img->width, img->height);
+    if (mp.levels > full)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode_mips: %u levels asked, a %ux%u image has %u",
+                          mp.levels, img->width, img->height, full);
+    if (mp.color == KILN_MIP_COLOR_AUTO && !mp.normal_map)
+        mp.color = (fi->flags & KILN_FF_SRGB) && !img->hdr ? KILN_MIP_COLOR_SRGB : KILN_MIP_COLOR_LINEAR;
+
+    kiln_image levels[KILN_MAX_LEVELS];
+    memset(levels, 0, sizeof levels);
+    uint32_t n = KILN_MAX_LEVELS;
+    KILN_TRY(kiln_mip_generate(ctx, img, &mp, levels, &n));
+    kiln_status st = kiln_texture_alloc(ctx, out, fi->format, img->width, img->height, n, 1, 1);
+    /* progress: each level's share is its pixel count */
+    double total = 0.0, done = 0.0;
+    for (uint32_t l = 0; l < n; l++) total += (double)levels[l].width * levels[l].height;
+    for (uint32_t l = 0; l < n && st == KILN_OK; l++) {
+        size_t size = 0;
+        uint8_t *dst = kiln_texture_image(out, l, 0, 0, &size);
+        double share = (double)levels[l].width * levels[l].height;
+        if (!dst) st = kiln__fail(ctx, KILN_ERR_INTERNAL, "kiln_encode_mips: texture level %u is missing", l);
+        else st = encode_into(ctx, &levels[l], params, fi, fn, dst, (float)(done / total), (float)((done + share) / total));
+        done += share;
+    }
+    for (uint32_t l = 0; l < n; l++) kiln_image_free(&levels[l]);
     if (st != KILN_OK) kiln_texture_free(out);
     return st;
 }

@@ -20,6 +20,15 @@ void kiln__gpu_destroy(kiln_gpu *gpu);
 kiln_status kiln__gpu_decode(kiln_context *ctx, const kiln_texture *tex, uint32_t level, uint32_t layer,
                              uint32_t face, kiln_image *out);
 
+/* Encodes one image of a block-compressed format on the GPU into dst (kiln_format_image_size bytes),
+ * padding by edge replication as the CPU driver does. src/gpu/gpu_encode.c routes by format family
+ * to gpu_encode_bc.c (BC1-BC5), gpu_encode_etc.c (ETC1/ETC2/EAC) and gpu_encode_bc6h.c. Returns
+ * KILN_ERR_UNSUPPORTED (with a message) when the format/quality has no GPU encoder: the AUTO backend
+ * then encodes on the CPU. subgroup_size 0 lets the driver choose, else pipelines require that size.
+ * params->gpu_strategy selects kiln's design (0) or the seed design (1). Sets ctx->last_gpu_ms. */
+kiln_status kiln__gpu_encode(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                             uint32_t subgroup_size, uint8_t *dst, size_t dst_size);
+
 /* ---- test and bench hooks (src/gpu; the stub reports no device) ---- */
 
 /* Warnings and errors the Vulkan validation layer reported on ctx's device so far (validation runs

@@ -363,6 +363,7 @@ static kiln_status create_device(kiln_context *ctx, kiln_gpu *gpu, int index)
     VkPhysicalDeviceFeatures want = {0};
     want.shaderInt64 = f2.features.shaderInt64;
     want.shaderInt16 = f2.features.shaderInt16;
+    want.shaderFloat64 = f2.features.shaderFloat64;   /* GPU encoders: correctly rounded divisions (gpu_encode_bc.c) */
     want.textureCompressionBC = f2.features.textureCompressionBC;     /* for sampling checks */
     want.textureCompressionETC2 = f2.features.textureCompressionETC2;
     VkPhysicalDeviceSubgroupSizeControlFeatures scf_on = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};

@@ -54,6 +54,32 @@ grep -q "31x57" "$TMP/cmp" || fail "31x57 image decodes to another size: $(head 
 psnr=$("$KILN" compare "$ROCK" "$TMP/rock.ktx2" | awk '/^PSNR RGB/ {print $3}')
 awk -v p="$psnr" 'BEGIN { exit !(p >= 34.8) }' || fail "bc1 high PSNR $psnr < 34.8"
 
+# --mips: complete chains in KTX2 and DDS for every family; each level is the CPU mip reference's
+# level (kiln mip, same filter and colour space) encoded: PSNR against it stays high on every level
+"$KILN" mip "$SARA" --srgb -f rgba8 --quiet -o "$TMP/ref-srgb.ktx2" || fail "kiln mip --srgb"
+"$KILN" mip "$SARA" --linear -f rgba8 --quiet -o "$TMP/ref-lin.ktx2" || fail "kiln mip --linear"
+for spec in "bc1 --srgb:ktx2:srgb:30" "bc3:dds:lin:30" "bc1-srgb:dds:srgb:28" "etc2-rgb:ktx2:lin:30" "etc1 --srgb:ktx2:srgb:26" \
+            "bc4:dds:lin:30" "bc5:ktx2:lin:30" "eac-rg11:ktx2:lin:30" "etc2-rgba --srgb:ktx2:srgb:28" "rgba8:dds:lin:99"; do
+    IFS=: read -r fmt ext ref floor <<< "$spec"
+    out=$TMP/mips-${fmt// /_}.$ext
+    "$KILN" compress "$SARA" -f $fmt -q fast --mips --quiet -o "$out" || { fail "compress -f $fmt --mips ($ext): exit $?"; continue; }
+    "$KILN" validate "$out" > /dev/null || fail "$out does not validate"
+    "$KILN" info --json "$out" | grep -Eq '"levelCount": *9|"levels": *9|"mipMapCount": *9' || fail "$out: not 9 levels: $("$KILN" info "$out" | grep -i level | head -3)"
+    ch=3; case $fmt in bc4*) ch=1 ;; bc5*|eac-rg11*) ch=2 ;; esac
+    for l in 0 3 8; do
+        "$KILN" decode "$out" --level $l --quiet -o "$TMP/lvl.png" || { fail "$out: decode level $l"; continue; }
+        "$KILN" decode "$TMP/ref-$ref.ktx2" --level $l --quiet -o "$TMP/reflvl.png" || fail "decode reference level $l"
+        p=$("$KILN" compare "$TMP/reflvl.png" "$TMP/lvl.png" --channels $ch | awk '/^PSNR RGB|^PSNR R /{print $3; exit}')
+        awk -v p="$p" -v f="$floor" 'BEGIN { exit !(p == "inf" || p >= f) }' || fail "$fmt --mips level $l: PSNR $p < $floor against the mip reference"
+    done
+done
+"$KILN" compress "$TINY" -f bc1 -q fast --mips 3 --quiet -o "$TMP/tiny3.ktx2" || fail "--mips 3"
+"$KILN" info "$TMP/tiny3.ktx2" | grep -q "levelCount: 3" || fail "--mips 3 did not write 3 levels"
+"$KILN" compress "$NORMAL" -f bc5 -q fast --mips --normal --wrap --filter kaiser --quiet -o "$TMP/nm.dds" || fail "--mips --normal --wrap --filter kaiser"
+"$KILN" compress "$SARA" -f bc1a -q fast --mips --alpha-coverage 0.5 --quiet -o "$TMP/cov.ktx2" || fail "--mips --alpha-coverage"
+for j in 1 3; do "$KILN" compress "$SARA" -f bc1 -q high --mips -j $j --quiet -o "$TMP/mdet$j.ktx2" || fail "--mips -j $j"; done
+cmp -s "$TMP/mdet1.ktx2" "$TMP/mdet3.ktx2" || fail "--mips: 1 and 3 threads differ"
+
 # the summary line, and --quiet
 "$KILN" compress "$ROCK" -f bc1 -q fast -o "$TMP/sum.ktx2" > "$TMP/stdout" || fail "summary: exit $?"
 grep -q "512x512 -> .*bc1, fast" "$TMP/stdout" || fail "no summary line: $(cat "$TMP/stdout")"
@@ -111,7 +137,15 @@ expect_fail 2 "zstd" "$ROCK" -f bc1 --zstd 0 -o "$TMP/out/x.ktx2"
 expect_fail 2 "KTX2 output only" "$ROCK" -f bc1 --zstd 3 -o "$TMP/out/x.dds"
 expect_fail 2 "DDS output only" "$ROCK" -f bc1 --dx10 -o "$TMP/out/x.ktx2"
 expect_fail 2 "unknown option" "$ROCK" -f bc1 --bogus -o "$TMP/out/x.ktx2"
-expect_fail 2 "Vulkan backend has no encoders" "$ROCK" -f bc1 --backend vulkan -o "$TMP/out/x.ktx2"
+# bc2 has no GPU encoder: an explicit Vulkan backend says so (or that there is no device) and writes nothing
+rm -rf "$TMP/out"; mkdir -p "$TMP/out"
+"$KILN" compress "$ROCK" -f bc2 --backend vulkan -o "$TMP/out/x.ktx2" > /dev/null 2> "$TMP/stderr" && fail "bc2 --backend vulkan succeeded"
+grep -Eq "no GPU encoder|Vulkan" "$TMP/stderr" || fail "bc2 --backend vulkan: unclear message: $(cat "$TMP/stderr")"
+[ -z "$(ls -A "$TMP/out")" ] || fail "bc2 --backend vulkan left files behind"
+expect_fail 2 "unknown GPU strategy" "$ROCK" -f bc1 --gpu-strategy fastest -o "$TMP/out/x.ktx2"
+expect_fail 2 "need --mips" "$ROCK" -f bc1 --filter kaiser -o "$TMP/out/x.ktx2"
+expect_fail 2 "unknown filter" "$ROCK" -f bc1 --mips --filter gauss -o "$TMP/out/x.ktx2"
+expect_fail 2 "512x512 image has 10" "$ROCK" -f bc1 --mips 11 -o "$TMP/out/x.ktx2"
 expect_fail 3 "missing.png" "$TMP/missing.png" -f bc1 -o "$TMP/out/x.ktx2"
 printf 'not an image' > "$TMP/junk.png"
 expect_fail 4 "junk.png" "$TMP/junk.png" -f bc1 -o "$TMP/out/x.ktx2"

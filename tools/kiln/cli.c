@@ -210,3 +210,39 @@ int kiln_cli_read_file(const char *path, uint8_t **data, size_t *size)
     *size = n;
     return 0;
 }
+
+int kiln_cli_mip_option(const char *cmd, kiln_mip_params *mp, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char *next = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (!strcmp(a, "--filter") || !strcmp(a, "--mip-filter")) {
+        if (!next) return kiln_cli_usage_error(cmd, "%s needs box, kaiser, lanczos3 or mitchell", a), -1;
+        if (!strcmp(next, "box")) mp->filter = KILN_MIP_FILTER_BOX;
+        else if (!strcmp(next, "kaiser")) mp->filter = KILN_MIP_FILTER_KAISER;
+        else if (!strcmp(next, "lanczos3") || !strcmp(next, "lanczos")) mp->filter = KILN_MIP_FILTER_LANCZOS3;
+        else if (!strcmp(next, "mitchell")) mp->filter = KILN_MIP_FILTER_MITCHELL;
+        else return kiln_cli_usage_error(cmd, "unknown filter '%s' (box, kaiser, lanczos3, mitchell)", next), -1;
+        (*i)++;
+        return 1;
+    }
+    if (!strcmp(a, "--wrap")) mp->edge = KILN_MIP_EDGE_WRAP;
+    else if (!strcmp(a, "--clamp")) mp->edge = KILN_MIP_EDGE_CLAMP;
+    else if (!strcmp(a, "--normal") || !strcmp(a, "--normal-map")) mp->normal_map = 1;
+    else if (!strcmp(a, "--alpha")) {
+        if (!next) return kiln_cli_usage_error(cmd, "--alpha needs weighted, separate or premultiplied"), -1;
+        if (!strcmp(next, "weighted") || !strcmp(next, "straight")) mp->alpha = KILN_MIP_ALPHA_WEIGHTED;
+        else if (!strcmp(next, "separate")) mp->alpha = KILN_MIP_ALPHA_SEPARATE;
+        else if (!strcmp(next, "premultiplied")) mp->alpha = KILN_MIP_ALPHA_PREMULTIPLIED;
+        else return kiln_cli_usage_error(cmd, "unknown alpha mode '%s' (weighted, separate, premultiplied)", next), -1;
+        (*i)++;
+    } else if (!strcmp(a, "--alpha-coverage") || !strcmp(a, "--keep-coverage")) {
+        char *end = NULL;
+        float v = next ? strtof(next, &end) : 0.0f;
+        if (!next || !*next || *end || !(v > 0.0f && v < 1.0f))
+            return kiln_cli_usage_error(cmd, "%s needs a reference alpha between 0 and 1 (exclusive)", a), -1;
+        mp->alpha_coverage_ref = v;
+        (*i)++;
+    } else
+        return 0;
+    return 1;
+}

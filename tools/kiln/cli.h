@@ -49,6 +49,11 @@ int kiln_cli_usage_error(const char *cmd, const char *fmt, ...)
 int kiln_cli_parse_u32(const char *s, unsigned *out);
 /* Reads a whole file (any size, also pipes) into a malloc'ed buffer; 0 or an errno value. */
 int kiln_cli_read_file(const char *path, uint8_t **data, size_t *size);
+/* Handles the mipmap filtering options shared by `kiln mip` and `kiln compress --mips`:
+ *   --filter|--mip-filter box|kaiser|lanczos3|mitchell   --wrap|--clamp   --normal
+ *   --alpha weighted|separate|premultiplied   --alpha-coverage REF
+ * Returns 1 if consumed (with its value), 0 if not a mip option, -1 on a bad value (message printed). */
+int kiln_cli_mip_option(const char *cmd, kiln_mip_params *mp, int argc, char **argv, int *i);
 /* Ends a progress line if one was drawn. */
 void kiln_cli_progress_done(void);
 

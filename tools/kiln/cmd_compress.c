@@ -1,5 +1,6 @@
-/* cmd_compress.c - `kiln compress IN -f FORMAT [options] -o OUT.ktx2|OUT.dds`: load an image, encode it
- * on the CPU (all cores unless -j), write a one-level KTX2 or DDS file atomically. */
+/* cmd_compress.c - `kiln compress IN -f FORMAT [options] -o OUT.ktx2|OUT.dds`: load an image, optionally
+ * build its mip chain, encode every level (on the GPU when one is present and the format has a GPU
+ * encoder, else on all CPU cores), write a KTX2 or DDS file atomically. */
 #include "cli.h"
 
 #include <stdlib.h>
@@ -10,8 +11,8 @@
 static void help(void)
 {
     printf("usage: kiln compress IN -f FORMAT [options] -o OUT.ktx2|OUT.dds\n\n"
-           "Encodes an image (PNG, JPEG, TGA, BMP, HDR, EXR) into one texture level. The output is\n"
-           "deterministic: the same bytes for any thread count.\n\n"
+           "Encodes an image (PNG, JPEG, TGA, BMP, HDR, EXR) into a texture: one level, or with --mips\n"
+           "the whole chain. The output is deterministic: the same bytes for any thread count.\n\n"
            "  -f, --format F        bc1, bc1a, bc2, bc3, bc4, bc5, etc1, etc2-rgb, etc2-rgb-a1, etc2-rgba,\n"
            "                        eac-r11, eac-rg11, r8, rg8, rgba8, rgba16f, rgba32f; or a full name\n"
            "                        (bc1-srgb, bc4-snorm), a Vulkan or DXGI name, or DXT1/DXT5/ATI2...\n"
@@ -25,11 +26,22 @@ static void help(void)
            "  --dither              error diffusion inside each block against banding\n"
            "  --alpha-threshold T   bc1a / etc2-rgb-a1: alpha below T (0..255, default 128) is transparent\n"
            "  --alpha-cutout        ignore the colour of texels whose alpha is 0\n"
+           "  --mips [N]            make a mip chain and encode every level: N levels including the base\n"
+           "                        (default: the full chain down to 1x1). Filtering is in linear light\n"
+           "                        for --srgb formats, on the stored values otherwise; the exact box\n"
+           "                        filter by default (any size, odd ones included). With --mips:\n"
+           "    --filter F          box, kaiser, lanczos3, mitchell     --wrap | --clamp (edges)\n"
+           "    --alpha M           weighted (default), separate, premultiplied\n"
+           "    --alpha-coverage R  keep the alpha-test coverage at reference R on every level\n"
+           "    --normal            normal map: renormalised on every level\n"
            "  --zstd N              KTX2: zstd supercompression level 1..22 (default: none)\n"
            "  --dx10, --dx9         DDS: force the DX10 or the legacy header (default: legacy where possible)\n"
            "  -o, --output F        output file; .ktx2 (or .ktx) writes KTX2, .dds writes DDS\n"
            "  -j, --threads N       worker threads (0 = all cores, the default)\n"
-           "  --backend auto|cpu    encoding runs on the CPU ('auto' picks it; no GPU encoder yet)\n"
+           "  --backend B           auto (default: a real GPU when present and the format has a GPU encoder,\n"
+           "                        else the CPU), cpu, or vulkan (fails if no device or no GPU encoder)\n"
+           "  --device N            the Vulkan device to use ('kiln devices' lists them)\n"
+           "  --gpu-strategy S      kiln (default) or seed (the betsy / cluster-fit paper designs, for comparison)\n"
            "  --progress auto|always|never   progress bar on stderr (auto: when it is a terminal)\n"
            "  --quiet               no summary line\n"
            "  -h, --help            this text\n\n"
@@ -78,6 +90,10 @@ int kiln_cmd_compress(int argc, char **argv)
     int srgb = 0, linear = 0, snorm = 0, perceptual = 0, dither = 0, cutout = 0;
     unsigned threshold = 128, zstd = 0;
     kiln_dds_header dds = KILN_DDS_HEADER_AUTO;
+    int mips = 0, gpu_strategy = 0;
+    unsigned mip_levels = 0;
+    kiln_mip_params mp;
+    kiln_mip_params_init(&mp);
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -88,6 +104,30 @@ int kiln_cmd_compress(int argc, char **argv)
         int r = kiln_cli_common_option(&c, argc, argv, &i);
         if (r < 0) return KILN_EXIT_USAGE;
         if (r > 0) continue;
+        r = kiln_cli_mip_option(cmd, &mp, argc, argv, &i);
+        if (r < 0) return KILN_EXIT_USAGE;
+        if (r > 0) {
+            mips |= 2; /* a mip option was given: checked against --mips below */
+            continue;
+        }
+        if (!strcmp(a, "--mips") || !strcmp(a, "--mipmaps")) {
+            mips |= 1;
+            /* the count is optional: a following plain number is it */
+            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
+                if (kiln_cli_parse_u32(argv[i + 1], &mip_levels))
+                    return kiln_cli_usage_error(cmd, "--mips takes a level count, not '%s'", argv[i + 1]);
+                i++;
+            }
+            continue;
+        }
+        if (!strcmp(a, "--gpu-strategy")) {
+            if (i + 1 >= argc) return kiln_cli_usage_error(cmd, "--gpu-strategy needs kiln or seed");
+            const char *v = argv[++i];
+            if (!strcmp(v, "kiln")) gpu_strategy = 0;
+            else if (!strcmp(v, "seed")) gpu_strategy = 1;
+            else return kiln_cli_usage_error(cmd, "unknown GPU strategy '%s' (kiln or seed)", v);
+            continue;
+        }
         const char *val = NULL;
         int takes = !strcmp(a, "-f") || !strcmp(a, "--format") || !strcmp(a, "-q") || !strcmp(a, "--quality") ||
                     !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--alpha-threshold") ||
@@ -152,9 +192,9 @@ int kiln_cmd_compress(int argc, char **argv)
                                     outp, fi->name);
     if (is_dds && zstd) return kiln_cli_usage_error(cmd, "--zstd applies to KTX2 output only");
     if (!is_dds && dds != KILN_DDS_HEADER_AUTO) return kiln_cli_usage_error(cmd, "--dx10/--dx9 apply to DDS output only");
-    if (c.ctx_params.backend == KILN_BACKEND_VULKAN)
-        return kiln_cli_usage_error(cmd, "the Vulkan backend has no encoders yet: use --backend cpu (or auto)");
-    c.ctx_params.backend = KILN_BACKEND_CPU; /* auto -> cpu: only the CPU encodes */
+    if (mips == 2) return kiln_cli_usage_error(cmd, "--filter, --wrap, --alpha, --alpha-coverage and --normal need --mips");
+    if (mips && mp.normal_map && srgb) return kiln_cli_usage_error(cmd, "--normal and --srgb contradict each other");
+    mp.levels = mip_levels;
 
     kiln_context *ctx = kiln_cli_context(&c, cmd);
     if (!ctx) return KILN_EXIT_FAILURE;
@@ -171,8 +211,10 @@ int kiln_cmd_compress(int argc, char **argv)
         ep.dither = dither;
         ep.alpha_threshold = (uint8_t)threshold;
         ep.alpha_cutout = cutout;
+        ep.gpu_strategy = gpu_strategy;
         t0 = now_s();
-        st = kiln_encode(ctx, &img, &ep, &tex);
+        if (mips) st = kiln_encode_mips(ctx, &img, &ep, &mp, &tex);
+        else st = kiln_encode(ctx, &img, &ep, &tex);
         t1 = now_s();
     }
     if (st == KILN_OK) {
@@ -190,10 +232,19 @@ int kiln_cmd_compress(int argc, char **argv)
         kiln_cli_progress_done();
         if (!c.quiet) {
             double secs = t1 - t0;
-            printf("%s: %ux%u -> %s (%s, %s), %.3f s, %.2f Mpix/s, %u thread%s\n", in, img.width, img.height, outp,
-                   fi->name, quality_name(quality), secs,
-                   secs > 0 ? (double)img.width * img.height / secs / 1e6 : 0.0, kiln_context_threads(ctx),
-                   kiln_context_threads(ctx) == 1 ? "" : "s");
+            char where[300];
+            const kiln_gpu_info *gi = kiln_context_gpu(ctx);
+            if (kiln_last_gpu_ms(ctx) >= 0.0 && gi)
+                snprintf(where, sizeof where, "GPU %s, kernels %.3f ms", gi->name, kiln_last_gpu_ms(ctx));
+            else
+                snprintf(where, sizeof where, "CPU, %u thread%s", kiln_context_threads(ctx),
+                         kiln_context_threads(ctx) == 1 ? "" : "s");
+            double pix = 0.0;
+            for (uint32_t l = 0; l < tex.levels; l++)
+                pix += (double)kiln_level_dim(img.width, l) * kiln_level_dim(img.height, l);
+            printf("%s: %ux%u -> %s (%s, %s, %u level%s), %.3f s, %.2f Mpix/s, %s\n", in, img.width, img.height,
+                   outp, fi->name, quality_name(quality), tex.levels, tex.levels == 1 ? "" : "s", secs,
+                   secs > 0 ? pix / secs / 1e6 : 0.0, where);
         }
         rc = KILN_EXIT_OK;
     }

@@ -44,6 +44,13 @@ kiln_status kiln__gpu_decode(kiln_context *ctx, const kiln_texture *tex, uint32_
     return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
 }
 
+kiln_status kiln__gpu_encode(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                             uint32_t subgroup_size, uint8_t *dst, size_t dst_size)
+{
+    (void)img; (void)params; (void)subgroup_size; (void)dst; (void)dst_size;
+    return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
+}
+
 kiln_status kiln_gpu_list(kiln_context *ctx, kiln_gpu_info *infos, uint32_t capacity, uint32_t *count)
 {
     if (count) *count = 0;
