@@ -4,7 +4,7 @@
  * decoder (D3D10 reference rounding) and compared with the source.
  *
  * usage: bench_bc [--testdata DIR] [--formats bc1,bc3,bc4,bc5] [--min-time S] [--quick] [--no-peers]
- *                 [--kiln-modes fast,normal,high,max]
+ *                 [--kiln-modes fast,normal,high,max,fast+dither,high+dither]
  *        bench_bc --psnr FILE.dds|.ktx2 REF.png [r|rg|rgb|rgba]
  *        bench_bc --red-to-grey SRC.png DST.png | --size IMAGE
  * Prints one tab-separated line per (format, tool, mode):
@@ -100,6 +100,7 @@ static double wall_s(void)
 /* ---------------------------------------------------------------- encoders under test */
 
 typedef enum tool_kind { TOOL_KILN, TOOL_STB, TOOL_SQUISH } tool_kind;
+#define KILN_BENCH_DITHER 0x100 /* kiln rows: quality | this = with --dither */
 
 typedef struct tool {
     tool_kind kind;
@@ -174,7 +175,8 @@ static double run_tool(kiln_context *ctx, const tool *t, const kiln_image *img, 
     double t0 = single ? thread_cpu_s() : wall_s();
     if (t->kind == TOOL_KILN) {
         kiln_encode_params p;
-        kiln_encode_params_init(&p, format, (kiln_quality)t->param);
+        kiln_encode_params_init(&p, format, (kiln_quality)(t->param & 0xff));
+        p.dither = (t->param & KILN_BENCH_DITHER) != 0;
         kiln_status st = kiln_encode_image(ctx, img, &p, dst, size);
         if (st != KILN_OK) {
             fprintf(stderr, "bench_bc: kiln_encode_image: %s\n", kiln_last_error(ctx));
@@ -217,6 +219,19 @@ static double psnr_of(kiln_context *ctx, const kiln_image *ref, kiln_format form
 }
 
 /* ---------------------------------------------------------------- driver */
+
+/* 1 when the comma-separated list names mode exactly. */
+static int has_mode(const char *list, const char *mode)
+{
+    size_t n = strlen(mode);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, mode, n)) return 1;
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
 
 static int load_set(kiln_context *ctx, const char *dir, bench_set *s, const char **names, int n, int red_only)
 {
@@ -312,7 +327,7 @@ int main(int argc, char **argv)
     const char *formats = "bc1,bc3,bc4,bc5";
     double min_time = 0.3;
     int quick = 0, peers = 1;
-    const char *kiln_modes = "fast,normal,high,max";
+    const char *kiln_modes = "fast,normal,high,max,fast+dither,high+dither";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--testdata") && i + 1 < argc) dir = argv[++i];
         else if (!strcmp(argv[i], "--formats") && i + 1 < argc) formats = argv[++i];
@@ -325,7 +340,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--size") && i + 1 < argc) return tool_command(argv[i], argv[i + 1], NULL);
         else {
             fprintf(stderr, "usage: bench_bc [--testdata DIR] [--formats bc1,bc3,bc4,bc5] [--min-time S] [--quick] "
-                            "[--no-peers] [--kiln-modes fast,normal,high,max] | --psnr FILE REF.png [r|rg|rgb|rgba] | "
+                            "[--no-peers] [--kiln-modes fast,normal,high,max,fast+dither,high+dither] | --psnr FILE REF.png [r|rg|rgb|rgba] | "
                             "--red-to-grey SRC DST | --size IMAGE\n");
             return 2;
         }
@@ -344,6 +359,8 @@ int main(int argc, char **argv)
         {TOOL_KILN, "kiln", "normal", KILN_QUALITY_NORMAL},
         {TOOL_KILN, "kiln", "high", KILN_QUALITY_HIGH},
         {TOOL_KILN, "kiln", "max", KILN_QUALITY_MAX},
+        {TOOL_KILN, "kiln", "fast+dither", KILN_QUALITY_FAST | KILN_BENCH_DITHER},
+        {TOOL_KILN, "kiln", "high+dither", KILN_QUALITY_HIGH | KILN_BENCH_DITHER},
     };
     static const tool peer_tools[] = {
         {TOOL_STB, "stb_dxt", "normal", STB_DXT_NORMAL},
@@ -392,12 +409,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < s->n; i++) printf("\t%s", s->names[i]);
         printf("\n");
         fflush(stdout);
-        int ntools = 4 + (peers ? (int)(sizeof peer_tools / sizeof peer_tools[0]) : 0);
+        const int nkiln = (int)(sizeof kiln_tools / sizeof kiln_tools[0]);
+        int ntools = nkiln + (peers ? (int)(sizeof peer_tools / sizeof peer_tools[0]) : 0);
         for (int ti = 0; ti < ntools; ti++) {
-            const tool *t = ti < 4 ? &kiln_tools[ti] : &peer_tools[ti - 4];
+            const tool *t = ti < nkiln ? &kiln_tools[ti] : &peer_tools[ti - nkiln];
             if (quick && t->kind == TOOL_KILN && t->param == KILN_QUALITY_MAX && s->format == KILN_FORMAT_BC1_RGB_UNORM)
                 continue;
-            if (t->kind == TOOL_KILN && !strstr(kiln_modes, t->mode)) continue;
+            if (t->kind == TOOL_KILN && !has_mode(kiln_modes, t->mode)) continue;
             if (t->kind == TOOL_STB && t->param == STB_DXT_HIGHQUAL &&
                 (s->format == KILN_FORMAT_BC4_UNORM || s->format == KILN_FORMAT_BC5_UNORM))
                 continue; /* stb_dxt's BC4/BC5 have one mode */

@@ -477,6 +477,46 @@ uint32_t kiln__enc_bc4_channel(const int v[16], int is_signed, kiln_quality qual
     return best.err;
 }
 
+/* ---------------------------------------------------------------- dithering */
+
+/* --dither: keeps the endpoints the search chose and re-picks the indices with Floyd-Steinberg error
+ * diffusion inside the block (raster order; 7/16 right, 3/16 down-left, 5/16 down, 1/16 down-right, in
+ * 1/16 units; error that would leave the block is dropped). Smooth gradients then alternate between
+ * neighbouring palette values instead of banding; the squared error is usually a little higher. */
+static void redither(const int v[16], int is_signed, uint8_t out[8])
+{
+    bc4_range r = is_signed ? (bc4_range){-127, 127} : (bc4_range){0, 255};
+    int a = is_signed ? (int)(int8_t)out[0] : out[0], b = is_signed ? (int)(int8_t)out[1] : out[1];
+    a = clampi(a, r.lo, r.hi); /* SNORM -128 decodes as -127 */
+    b = clampi(b, r.lo, r.hi);
+    int pal[8];
+    bc4_palette(a, b, r, pal);
+    int carry[16] = {0};
+    uint64_t bits = 0;
+    for (int t = 0; t < 16; t++) {
+        int x = t & 3, y = t >> 2;
+        int target = clampi(v[t], r.lo, r.hi) * 16 + carry[t];
+        int bi = 0, be = -1;
+        for (int i = 0; i < 8; i++) {
+            int d = target - pal[i] * 16;
+            if (d < 0) d = -d;
+            if (be < 0 || d < be) {
+                be = d;
+                bi = i;
+            }
+        }
+        int err = target - pal[bi] * 16;
+        bits |= (uint64_t)bi << (3 * t);
+        if (x < 3) carry[t + 1] += err * 7 / 16;
+        if (y < 3) {
+            if (x > 0) carry[t + 3] += err * 3 / 16;
+            carry[t + 4] += err * 5 / 16;
+            if (x < 3) carry[t + 5] += err / 16;
+        }
+    }
+    for (int k = 0; k < 6; k++) out[2 + k] = (uint8_t)(bits >> (8 * k));
+}
+
 /* ---------------------------------------------------------------- block encoders */
 
 static void channel_values(const kiln_block *src, int ch, int is_signed, int v[16])
@@ -501,6 +541,7 @@ void kiln__enc_bc4(const kiln_block *src, uint8_t *out, const kiln_encode_params
     int v[16];
     channel_values(src, 0, is_signed, v);
     kiln__enc_bc4_channel(v, is_signed, params->quality, out);
+    if (params->dither) redither(v, is_signed, out);
 }
 
 void kiln__enc_bc5(const kiln_block *src, uint8_t *out, const kiln_encode_params *params)
@@ -508,8 +549,9 @@ void kiln__enc_bc5(const kiln_block *src, uint8_t *out, const kiln_encode_params
     const kiln_format_info *fi = kiln_format_get_info(params->format);
     int is_signed = fi && (fi->flags & KILN_FF_SIGNED);
     int v[16];
-    channel_values(src, 0, is_signed, v);
-    kiln__enc_bc4_channel(v, is_signed, params->quality, out);
-    channel_values(src, 1, is_signed, v);
-    kiln__enc_bc4_channel(v, is_signed, params->quality, out + 8);
+    for (int ch = 0; ch < 2; ch++) {
+        channel_values(src, ch, is_signed, v);
+        kiln__enc_bc4_channel(v, is_signed, params->quality, out + 8 * ch);
+        if (params->dither) redither(v, is_signed, out + 8 * ch);
+    }
 }

@@ -291,6 +291,50 @@ static void bc5_bc3_use_bc4(void **state)
     }
 }
 
+/* --dither on BC4/BC5: the same endpoints, indices re-picked with error diffusion, so the block's
+ * decoded mean follows the source's mean more closely on smooth gradients (less banding). */
+static void bc4_dither(void **state)
+{
+    (void)state;
+    kt_rng r;
+    kt_rng_seed(&r, 44);
+    double mean_err[2] = {0, 0};
+    int changed = 0;
+    for (int it = 0; it < 400; it++) {
+        kiln_block b;
+        memset(&b, 0, sizeof b);
+        int base = (int)(kt_rng_u32(&r) % 160), gx = (int)(kt_rng_u32(&r) % 9), gy = (int)(kt_rng_u32(&r) % 9);
+        for (int t = 0; t < 16; t++)
+            for (int c = 0; c < 4; c++) b.rgba8[t * 4 + c] = (uint8_t)(base + gx * (t & 3) + gy * (t >> 2) + (c == 1 ? 7 : 0));
+        for (int d = 0; d < 2; d++) {
+            kiln_encode_params p;
+            kiln_encode_params_init(&p, KILN_FORMAT_BC5_UNORM, KILN_QUALITY_FAST);
+            p.dither = d;
+            uint8_t out[16], plain[16];
+            kiln__enc_bc5(&b, out, &p);
+            p.dither = 0;
+            kiln__enc_bc5(&b, plain, &p);
+            assert_memory_equal(out, plain, 2);      /* endpoints kept */
+            assert_memory_equal(out + 8, plain + 8, 2);
+            if (d && memcmp(out, plain, 16)) changed++;
+            uint8_t px[16 * 4]; /* BC5 UNORM decodes to RGBA8 */
+            kiln__block_decoder(KILN_FORMAT_BC5_UNORM)(out, px);
+            for (int c = 0; c < 2; c++) {
+                double src = 0, dec = 0;
+                for (int t = 0; t < 16; t++) {
+                    src += b.rgba8[t * 4 + c];
+                    dec += px[t * 4 + c];
+                }
+                mean_err[d] += fabs(src - dec) / 16.0;
+            }
+        }
+    }
+    print_message("bc4 dither: mean |block mean error| %.4f plain, %.4f dithered; %d of 400 blocks changed\n",
+                  mean_err[0] / 800, mean_err[1] / 800, changed);
+    assert_true(changed > 100);
+    assert_true(mean_err[1] < 0.6 * mean_err[0]);
+}
+
 /* ---------------------------------------------------------------- BC1 */
 
 static int expand_bits(int q, int bits) { return bits == 5 ? (q << 3 | q >> 2) : (q << 2 | q >> 4); }
@@ -956,6 +1000,7 @@ int main(void)
         cmocka_unit_test(bc4_max_is_optimal_unorm),
         cmocka_unit_test(bc4_max_is_optimal_snorm),
         cmocka_unit_test(bc5_bc3_use_bc4),
+        cmocka_unit_test(bc4_dither),
         cmocka_unit_test(bc1_tables_are_optimal),
         cmocka_unit_test(bc1_flat_blocks_are_exact),
         cmocka_unit_test(bc1a_punch_through),
