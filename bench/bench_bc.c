@@ -4,7 +4,7 @@
  * decoder (D3D10 reference rounding) and compared with the source.
  *
  * usage: bench_bc [--testdata DIR] [--formats bc1,bc3,bc4,bc5] [--min-time S] [--quick] [--no-peers]
- *                 [--kiln-modes fast,normal,high,max,fast+dither,high+dither]
+ *                 [--kiln-modes fast,normal,high,max,fast+dither,high+dither,high+black,max+black]
  *        bench_bc --psnr FILE.dds|.ktx2 REF.png [r|rg|rgb|rgba]
  *        bench_bc --red-to-grey SRC.png DST.png | --size IMAGE
  * Prints one tab-separated line per (format, tool, mode):
@@ -101,6 +101,7 @@ static double wall_s(void)
 
 typedef enum tool_kind { TOOL_KILN, TOOL_STB, TOOL_SQUISH } tool_kind;
 #define KILN_BENCH_DITHER 0x100 /* kiln rows: quality | this = with --dither */
+#define KILN_BENCH_BLACK 0x200  /* kiln rows: quality | this = with bc1_black (BC1 only) */
 
 typedef struct tool {
     tool_kind kind;
@@ -177,6 +178,7 @@ static double run_tool(kiln_context *ctx, const tool *t, const kiln_image *img, 
         kiln_encode_params p;
         kiln_encode_params_init(&p, format, (kiln_quality)(t->param & 0xff));
         p.dither = (t->param & KILN_BENCH_DITHER) != 0;
+        p.bc1_black = (t->param & KILN_BENCH_BLACK) != 0;
         kiln_status st = kiln_encode_image(ctx, img, &p, dst, size);
         if (st != KILN_OK) {
             fprintf(stderr, "bench_bc: kiln_encode_image: %s\n", kiln_last_error(ctx));
@@ -327,7 +329,7 @@ int main(int argc, char **argv)
     const char *formats = "bc1,bc3,bc4,bc5";
     double min_time = 0.3;
     int quick = 0, peers = 1;
-    const char *kiln_modes = "fast,normal,high,max,fast+dither,high+dither";
+    const char *kiln_modes = "fast,normal,high,max,fast+dither,high+dither,high+black,max+black";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--testdata") && i + 1 < argc) dir = argv[++i];
         else if (!strcmp(argv[i], "--formats") && i + 1 < argc) formats = argv[++i];
@@ -340,7 +342,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--size") && i + 1 < argc) return tool_command(argv[i], argv[i + 1], NULL);
         else {
             fprintf(stderr, "usage: bench_bc [--testdata DIR] [--formats bc1,bc3,bc4,bc5] [--min-time S] [--quick] "
-                            "[--no-peers] [--kiln-modes fast,normal,high,max,fast+dither,high+dither] | --psnr FILE REF.png [r|rg|rgb|rgba] | "
+                            "[--no-peers] [--kiln-modes fast,normal,high,max,fast+dither,high+dither,high+black,max+black] | --psnr FILE REF.png [r|rg|rgb|rgba] | "
                             "--red-to-grey SRC DST | --size IMAGE\n");
             return 2;
         }
@@ -361,6 +363,8 @@ int main(int argc, char **argv)
         {TOOL_KILN, "kiln", "max", KILN_QUALITY_MAX},
         {TOOL_KILN, "kiln", "fast+dither", KILN_QUALITY_FAST | KILN_BENCH_DITHER},
         {TOOL_KILN, "kiln", "high+dither", KILN_QUALITY_HIGH | KILN_BENCH_DITHER},
+        {TOOL_KILN, "kiln", "high+black", KILN_QUALITY_HIGH | KILN_BENCH_BLACK},
+        {TOOL_KILN, "kiln", "max+black", KILN_QUALITY_MAX | KILN_BENCH_BLACK},
     };
     static const tool peer_tools[] = {
         {TOOL_STB, "stb_dxt", "normal", STB_DXT_NORMAL},
@@ -416,6 +420,8 @@ int main(int argc, char **argv)
             if (quick && t->kind == TOOL_KILN && t->param == KILN_QUALITY_MAX && s->format == KILN_FORMAT_BC1_RGB_UNORM)
                 continue;
             if (t->kind == TOOL_KILN && !has_mode(kiln_modes, t->mode)) continue;
+            if (t->kind == TOOL_KILN && (t->param & KILN_BENCH_BLACK) && s->format != KILN_FORMAT_BC1_RGB_UNORM)
+                continue; /* bc1_black is a BC1 RGB option */
             if (t->kind == TOOL_STB && t->param == STB_DXT_HIGHQUAL &&
                 (s->format == KILN_FORMAT_BC4_UNORM || s->format == KILN_FORMAT_BC5_UNORM))
                 continue; /* stb_dxt's BC4/BC5 have one mode */

@@ -8,6 +8,13 @@
  *   --quick      fewer images
  *   --only LABEL one format only (etc1, etc2-rgb, etc2-rgba, etc2-rgb-a1, eac-r11, eac-r11-snorm, eac-rg11)
  *   --quality N  one kiln quality only (0 fast .. 3 max)
+ *   --kernel     also time the block encoder alone (blocks fetched beforehand, no driver; the batch
+ *                encoder in groups of 16 where the driver would use one): prints
+ *                "KERNEL <format> <quality> <Mpix/s>" per format and quality
+ *   --runs N     time each kiln row's single-thread encode N times and keep the fastest (default 1;
+ *                the all-threads encode runs once)
+ *   --min-time S accepted and ignored (bench_bc's option, which bench/run_bench.sh may pass to every
+ *                bench program)
  * Prints "IMAGES <names>" then one line per (format, tool, setting):
  *   ROW <format> <tool> <setting> <psnr per image...> <mean> <Mpix/s 1 thread> <Mpix/s all threads>
  * kiln's single-thread speed is pixels / CPU time of the encoding thread (robust on a shared machine);
@@ -100,6 +107,43 @@ static double psnr_tex(kiln_context *ctx, const kiln_image *src, const kiln_text
     return 10 * log10(1.0 / (se / (double)n));
 }
 
+/* CPU seconds of the block encoder alone over the image's whole blocks (best of runs). */
+static double kernel_time(const kiln_image *img, const kiln_encode_params *p, int runs)
+{
+    kiln_block_encode_fn fn = kiln__block_encoder(p->format);
+    kiln_batch_encode_fn batch = kiln__batch_encoder(p->format, p->quality); /* as the driver does */
+    const size_t bytes = kiln_format_get_info(p->format)->block_bytes;
+    uint32_t bx = img->width / 4, by = img->height / 4;
+    size_t nb = (size_t)bx * by;
+    if (!fn || nb == 0) return -1;
+    kiln_block *blk = calloc(nb, sizeof *blk);
+    uint8_t *out = malloc(nb * 16);
+    if (!blk || !out) return -1;
+    for (uint32_t y = 0; y < by; y++)
+        for (uint32_t x = 0; x < bx; x++) {
+            kiln_block *b = &blk[(size_t)y * bx + x];
+            for (int r = 0; r < 4; r++)
+                memcpy(b->rgba8 + r * 16, (const uint8_t *)img->pixels + (((size_t)y * 4 + r) * img->width + x * 4) * 4, 16);
+            for (int i = 0; i < 64; i++) {
+                b->rgba16[i] = (uint16_t)(b->rgba8[i] * 257u);
+                b->f[i] = b->rgba8[i] / 255.0f;
+            }
+        }
+    double best = 1e30;
+    for (int r = 0; r < runs; r++) {
+        double t0 = cpu_now();
+        if (batch) /* the driver's grouping: up to 16 consecutive blocks per call */
+            for (size_t i = 0; i < nb; i += 16) batch(&blk[i], nb - i < 16 ? (int)(nb - i) : 16, out + i * bytes, p);
+        else
+            for (size_t i = 0; i < nb; i++) fn(&blk[i], out + i * 16, p);
+        double t = cpu_now() - t0;
+        best = t < best ? t : best;
+    }
+    free(blk);
+    free(out);
+    return best * (double)img->width * img->height / ((double)nb * 16);
+}
+
 typedef struct fmt_set {
     kiln_format format;
     const char *label;
@@ -116,6 +160,7 @@ int main(int argc, char **argv)
     int quick = 0;
     const char *only = NULL; /* --only LABEL: one format row set */
     int qonly = -1;          /* --quality N: one quality level */
+    int kernel = 0, runs = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--testdata") && i + 1 < argc)
             dir = argv[++i];
@@ -129,8 +174,17 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--quality") && i + 1 < argc)
             qonly = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--min-time") && i + 1 < argc)
+            i++;
+        else if (!strcmp(argv[i], "--kernel"))
+            kernel = 1;
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+        {
+            runs = atoi(argv[++i]);
+            runs = runs < 1 ? 1 : runs;
+        }
         else {
-            fprintf(stderr, "usage: bench_etc [--testdata DIR] [--size N] [--etctool PATH] [--quick] [--only LABEL] [--quality 0..3]\n");
+            fprintf(stderr, "usage: bench_etc [--testdata DIR] [--size N] [--etctool PATH] [--quick] [--only LABEL] [--quality 0..3] [--kernel] [--runs N]\n");
             return 2;
         }
     }
@@ -188,15 +242,24 @@ int main(int argc, char **argv)
             printf("ROW %s kiln %s", fs->label, qname[q]);
             for (int i = 0; i < n; i++) {
                 kiln_texture tex, tex2;
-                double t0 = cpu_now();
-                if (kiln_encode(c1, &set[i].img, &p, &tex) != KILN_OK) {
-                    fprintf(stderr, "%s\n", kiln_last_error(c1));
-                    return 1;
+                double bc = 1e30, bw = 1e30;
+                for (int r = 0; r < runs; r++) {
+                    double t0 = cpu_now();
+                    if (kiln_encode(c1, &set[i].img, &p, &tex) != KILN_OK) {
+                        fprintf(stderr, "%s\n", kiln_last_error(c1));
+                        return 1;
+                    }
+                    double t1 = cpu_now() - t0;
+                    bc = t1 < bc ? t1 : bc;
+                    if (r == 0) { /* all threads: one run (wall time, depressed by other load anyway) */
+                        double w0 = wall_now();
+                        if (kiln_encode(call, &set[i].img, &p, &tex2) != KILN_OK) return 1;
+                        bw = wall_now() - w0;
+                    }
+                    if (r + 1 < runs) kiln_texture_free(&tex);
                 }
-                cpu += cpu_now() - t0;
-                double w0 = wall_now();
-                if (kiln_encode(call, &set[i].img, &p, &tex2) != KILN_OK) return 1;
-                wall += wall_now() - w0;
+                cpu += bc;
+                wall += bw;
                 px += (double)set[i].img.width * set[i].img.height;
                 double db = psnr_tex(c1, &set[i].img, &tex, fs->channels);
                 sum += db;
@@ -206,6 +269,16 @@ int main(int argc, char **argv)
             }
             printf(" %.3f %.4f %.4f\n", sum / n, px / cpu / 1e6, px / wall / 1e6);
             fflush(stdout);
+            if (kernel) {
+                double kc = 0, kpx = 0;
+                for (int i = 0; i < n; i++) {
+                    double t = kernel_time(&set[i].img, &p, runs);
+                    if (t < 0) return 1;
+                    kc += t;
+                    kpx += (double)set[i].img.width * set[i].img.height;
+                }
+                printf("KERNEL %s %s %.4f\n", fs->label, qname[q], kpx / kc / 1e6);
+            }
         }
         if (!etctool || !fs->etctool) continue;
         for (int e = 0; e < 2; e++) {

@@ -14,7 +14,8 @@ for line in open(tsv):
         rows.setdefault(v[1], []).append((v[2], v[3], float(v[-3]), float(v[-2])))
     except ValueError:
         pass  # no single-thread speed (nvcompress)
-colours = {"kiln": (200, 60, 30), "stb_dxt": (40, 110, 200), "libsquish": (40, 150, 60), "etcpak": (150, 80, 180)}
+colours = {"kiln": (200, 60, 30), "stb_dxt": (40, 110, 200), "libsquish": (40, 150, 60), "etcpak": (150, 80, 180),
+           "etc2comp": (20, 140, 150)}
 for fmt, pts in rows.items():
     W, H, L, R, T, B = 860, 480, 70, 130, 40, 60
     img = Image.new("RGB", (W, H), "white")

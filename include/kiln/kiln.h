@@ -311,6 +311,10 @@ typedef struct kiln_encode_params {
     uint8_t alpha_threshold;  /* BC1a / ETC2 RGB A1: alpha below this is transparent (default 128) */
     int alpha_cutout;         /* ignore colour error where alpha is 0 (BC1a / ETC2 A1) */
     int gpu_strategy;         /* 0 = kiln's own design, 1 = the seed design (betsy / cluster-fit paper) */
+    int bc1_black;            /* BC1 RGB, quality normal and up: dark texels may use the three-colour mode's
+                                 black (rgbcx's default; higher PSNR on dark images). Only for data read as
+                                 RGB: VK_FORMAT_BC1_RGB_* return alpha 1 there, but DXGI BC1 (DDS) readers
+                                 return alpha 0 for those texels. Default 0. CPU only. */
 } kiln_encode_params;
 
 /* Defaults for a format and quality. */
@@ -327,7 +331,8 @@ KILN_API kiln_status kiln_encode(kiln_context *ctx, const kiln_image *img, const
 /* ---------------------------------------------------------------- mipmaps --------------------- */
 
 /* Mipmap chains on the CPU (src/mip; the exact arithmetic is specified in src/mip/mip.h, the
- * reference the GPU strategies are tested against). Level l is max(1, W >> l) x max(1, H >> l); a
+ * reference the GPU strategies are tested against) or, when the context's backend resolves to
+ * Vulkan, on the GPU (kiln_mip_strategy below). Level l is max(1, W >> l) x max(1, H >> l); a
  * full chain has floor(log2(max(W, H))) + 1 levels and ends at 1x1. Every level is filtered from
  * the level above kept in fp32 linear values (never from a quantised level), separably, vertical
  * pass first, in a fixed order: results are the same bytes for any thread count. */
@@ -362,6 +367,26 @@ typedef enum kiln_mip_alpha {
     KILN_MIP_ALPHA_PREMULTIPLIED = 2 /* input already premultiplied: filtered alike, texture marked so */
 } kiln_mip_alpha;
 
+/* Where the chain is made when the context's backend resolves to Vulkan (src/gpu/gpu_mip.c; the
+ * designs and their measured speed: docs/PERFORMANCE.md "Mipmaps: GPU strategies"). Every GPU
+ * strategy but blit computes the CPU reference's arithmetic (within 1 LSB of 8-bit outputs) for
+ * every size, in one batch for all layers / faces of kiln_mip_texture_layers.
+ * The GPU path covers the box filter without --normal / --alpha-coverage, U8 and F32 bases, outputs
+ * RGBA8 / RGBA16F / RGBA32F; anything else runs on the CPU under AUTO and is KILN_ERR_UNSUPPORTED
+ * with an explicit strategy. Backend CPU always uses the CPU. */
+typedef enum kiln_mip_strategy {
+    KILN_MIP_STRATEGY_AUTO = 0,        /* the best GPU strategy (single-pass) when the backend is Vulkan */
+    KILN_MIP_STRATEGY_BLIT = 1,        /* vkCmdBlitImage chain (graphics queue; keeps the input format:
+                                          RGBA8 -> RGBA8 or linear RGBA32F): exact only where every level
+                                          is even, and never alpha-weighted; AUTO never picks it */
+    KILN_MIP_STRATEGY_PER_LEVEL = 2,   /* one compute dispatch and barrier per level */
+    KILN_MIP_STRATEGY_SUBGROUP = 3,    /* subgroup-shuffle reduction, up to 5 levels per dispatch */
+    KILN_MIP_STRATEGY_PYRAMID = 4,     /* nvpro_pyramid-style fast (<= 6 levels) + general (2 levels) stages */
+    KILN_MIP_STRATEGY_SINGLE_PASS = 5, /* every level in one dispatch (last-arriving workgroups continue) */
+    KILN_MIP_STRATEGY_BASELINE = 6     /* bench only: reads the base, writes every level WITHOUT reducing
+                                          (wrong values; refused by kiln_mip_generate/kiln_mip_texture) */
+} kiln_mip_strategy;
+
 typedef struct kiln_mip_params {
     kiln_mip_filter filter;     /* default BOX */
     kiln_mip_edge edge;         /* default CLAMP */
@@ -373,6 +398,7 @@ typedef struct kiln_mip_params {
     int normal_map;             /* 1: xyz are unit vectors (unorm 2v-1 for U8/U16, signed for F32),
                                    renormalised per level; implies linear, no alpha weighting */
     uint32_t levels;            /* levels including level 0; 0 = the full chain (default) */
+    kiln_mip_strategy strategy; /* GPU strategy when the backend is Vulkan; default AUTO */
 } kiln_mip_params;
 
 KILN_API void kiln_mip_params_init(kiln_mip_params *params);
@@ -458,7 +484,9 @@ typedef struct kiln_flame_params {
 } kiln_flame_params;
 
 KILN_API void kiln_flame_params_init(kiln_flame_params *params);
-/* Renders flame `index` into a new RGBA U8 image (srgb = 1, alpha 255). */
+/* Renders flame `index` into a new U8 image (srgb = 1, channels = 3, the stored alpha is 255). The
+ * chaos game runs on the GPU when the backend resolves to Vulkan and the GPU renderer takes the
+ * genome, else on the CPU. */
 KILN_API kiln_status kiln_flame_render(kiln_context *ctx, const kiln_flames *flames, uint32_t index,
                                        const kiln_flame_params *params, kiln_image *out);
 

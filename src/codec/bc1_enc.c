@@ -1070,11 +1070,69 @@ static void finish(const bc1_in *in, bc1_sol *best, uint8_t out[8])
     out[7] = (uint8_t)(best->idx >> 24);
 }
 
+/* params->bc1_black (BC1 RGB, normal quality and up): the three-colour mode's fourth entry is black -
+ * transparent black under DXGI's BC1, plain black under VK_FORMAT_BC1_RGB_*, whose alpha is always 1 -
+ * so dark texels can take it while the three other entries fit the rest (rgbcx's default). Candidates:
+ * the texels whose largest channel is at most T are forced to black, for up to three thresholds T
+ * taken from the block's distinct dark values (<= KILN_BC1_BLACK_MAX: smallest, middle, largest); each
+ * is solved as a punch-through block whose "transparent" texels are the dark ones, and wins when its
+ * error plus the dark texels' distance to black is lower than the best. */
+#define KILN_BC1_BLACK_MAX 48
+static void try_black(const kiln_block *src, const kiln_encode_params *params, encode_fn enc, bc1_in *in,
+                      bc1_sol *best)
+{
+    int mx[16], vals[16], nv = 0;
+    for (int t = 0; t < 16; t++) {
+        const uint8_t *p = src->rgba8 + t * 4;
+        int m = p[0] > p[1] ? p[0] : p[1];
+        mx[t] = m > p[2] ? m : p[2];
+        if (mx[t] > KILN_BC1_BLACK_MAX) continue;
+        int k = nv;
+        while (k > 0 && vals[k - 1] > mx[t]) k--;
+        if (k > 0 && vals[k - 1] == mx[t]) continue;
+        memmove(vals + k + 1, vals + k, (size_t)(nv - k) * sizeof vals[0]);
+        vals[k] = mx[t];
+        nv++;
+    }
+    if (nv == 0) return;
+    int cand[3] = {vals[0], vals[nv / 2], vals[nv - 1]};
+    int ncand = nv == 1 ? 1 : nv == 2 ? 2 : 3;
+    if (nv == 2) cand[1] = vals[1];
+    kiln_encode_params p2 = *params;
+    p2.alpha_threshold = 1;
+    p2.alpha_cutout = 0;
+    for (int c = 0; c < ncand; c++) {
+        kiln_block b2 = *src;
+        float black = 0.0f;
+        int dark = 0;
+        for (int t = 0; t < 16; t++) {
+            b2.rgba8[t * 4 + 3] = mx[t] <= cand[c] ? 0 : 255;
+            if (mx[t] <= cand[c]) {
+                dark++;
+                for (int ch = 0; ch < 3; ch++) black += in->cw[ch] * in->c[ch][t] * in->c[ch][t];
+            }
+        }
+        if (dark == 16 && black > 0.0f) continue; /* all black: the flat path already did better */
+        bc1_in in2;
+        bc1_sol sol;
+        enc(&b2, &p2, BC1_PUNCH, &in2, &sol);
+        if (sol.err + black < best->err) {
+            sol.err += black;
+            *best = sol;
+            in2.kind = BC1_OPAQUE;
+            memcpy(in2.w, in->w, sizeof in2.w); /* dithering: as the opaque block */
+            *in = in2;
+        }
+    }
+}
+
 static void encode_colour(const kiln_block *src, const kiln_encode_params *params, int kind, uint8_t out[8])
 {
     bc1_in in;
     bc1_sol best;
-    pick_encoder()(src, params, kind, &in, &best);
+    encode_fn enc = pick_encoder();
+    enc(src, params, kind, &in, &best);
+    if (params->bc1_black && kind == BC1_OPAQUE && best.err > 0.0f) try_black(src, params, enc, &in, &best);
     finish(&in, &best, out);
 }
 
@@ -1422,7 +1480,7 @@ kiln_batch_encode_fn kiln__batch_encoder(kiln_format format, kiln_quality qualit
     case KILN_FORMAT_BC1_RGBA_SRGB: return batch_bc1;
     case KILN_FORMAT_BC3_UNORM:
     case KILN_FORMAT_BC3_SRGB: return batch_bc3;
-    default: return NULL;
+    default: return kiln__etc_batch_encoder(format, quality); /* ETC1 / ETC2 RGB, else NULL */
     }
 }
 

@@ -93,6 +93,8 @@ uint32_t kiln__enc_bc4_channel(const int v[16], int is_signed, kiln_quality qual
  * the format and quality (NULL otherwise). bc1_enc.c: BC1 / BC1a / BC3 at fast quality. */
 typedef void (*kiln_batch_encode_fn)(const kiln_block *src, int n, uint8_t *out, const kiln_encode_params *params);
 kiln_batch_encode_fn kiln__batch_encoder(kiln_format format, kiln_quality quality);
+/* etc_enc_batch.c: ETC1 / ETC2 RGB at fast quality (kiln__batch_encoder hands those formats to it). */
+kiln_batch_encode_fn kiln__etc_batch_encoder(kiln_format format, kiln_quality quality);
 /* etc1_enc.c, etc2_enc.c, eac_enc.c (ETC/EAC encoders; signedness from params->format). */
 void kiln__enc_etc1(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
 void kiln__enc_etc2_rgb(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
@@ -100,5 +102,21 @@ void kiln__enc_etc2_rgb_a1(const kiln_block *src, uint8_t *out, const kiln_encod
 void kiln__enc_etc2_rgba(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
 void kiln__enc_eac_r11(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
 void kiln__enc_eac_rg11(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+
+/* bc6h_enc.c: BC6H UF16 / SF16 (from params->format), all 14 modes and 32 partitions; qualities and
+ * input clamping (NaN -> 0, +-Inf -> +-65504, UF16 negatives -> 0) are described in the file. */
+void kiln__enc_bc6h(const kiln_block *src, uint8_t *out, const kiln_encode_params *params);
+/* One block of 16 RGBA floats (alpha ignored); quality 0..3; only_mode >= 0 restricts the search to
+ * that mode (Khronos mode number: 0, 1, 2, 6, ..., 30, 3, 7, 11, 15). Returns the encoder's error. */
+float kiln__enc_bc6h_rgb(const float rgba[64], int is_signed, int quality, int only_mode, uint8_t out[16]);
+/* Packs decoded endpoints ep[subset * 2 + e][RGB] (after the inverse delta transform, before
+ * unquantization; E1..E3 are delta-coded by the packer in transformed modes) and indices into a block
+ * of `mode`. Returns 0 (and writes nothing) when the mode, partition, an endpoint or delta range, or
+ * an anchor index (top bit set) does not fit. */
+int kiln__bc6h_pack(int mode, int partition, const int32_t ep[4][3], const uint8_t idx[16], int is_signed,
+                    uint8_t out[16]);
+/* A CPU model of the seed design (GPURealTimeBC6H, as betsy ships it), UF16: quality 0 = its "fast"
+ * (mode 3 only), 1 = its "quality" (+ best bounding-box partition in modes 1 and 14). */
+void kiln__enc_bc6h_seed(const float rgba[64], int quality, uint8_t out[16]);
 
 #endif

@@ -38,6 +38,8 @@ kiln_block_encode_fn kiln__block_encoder(kiln_format format)
     case KILN_FORMAT_EAC_R11_SNORM: return kiln__enc_eac_r11;
     case KILN_FORMAT_EAC_RG11_UNORM:
     case KILN_FORMAT_EAC_RG11_SNORM: return kiln__enc_eac_rg11;
+    case KILN_FORMAT_BC6H_UFLOAT:
+    case KILN_FORMAT_BC6H_SFLOAT: return kiln__enc_bc6h;
     default: return NULL;
     }
 }

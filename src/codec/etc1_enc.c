@@ -13,13 +13,22 @@
  * candidate lists and, when the free optima do not fit the 3-bit delta, searches one sub-block inside
  * the delta box of the other's best candidates. Individual mode takes each sub-block's best 444 colour.
  * Effort (staircase range, candidates evaluated exactly, box searches) grows with kiln_quality.
- * Quality FAST does no search at all (kiln__etc1_fast, at the end of this file): quantised half-block
- * means, differential when they fit the delta else individual, table by the luma model, one selector
- * pass against the clamped palettes.
+ * Speed (exact, the same results as the plain loops): the staircase starts from round(mean) + k, with
+ * levels from the shared tables kiln__etc_q5 / _q4, and at step 1 jumps straight to the next k where a
+ * channel's level changes; G_t(K) for the 8 tables and the clamped-palette error of 8 pixels are one
+ * AVX2 vector each when the CPU has it (same integers as the scalar code, chosen at run time).
+ * Quality FAST does no search at all: quantised half-block means, differential when they fit the delta
+ * else individual, table by the luma model, one selector pass against the clamped palettes. Opaque
+ * blocks without dithering take the vectorised version in etc_enc_fast.c; kiln__etc1_fast (at the end
+ * of this file) is the scalar reference (RGB A1, dithering), with the same bytes (tested).
  */
 #include "codec/etc_enc.h"
 
 #include <string.h>
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define ETC_HAVE_AVX2_G 1 /* sub_g has an AVX2 path, chosen at run time (same integers) */
+#endif
 
 
 /* ---------------------------------------------------------------- shared helpers */
@@ -258,6 +267,7 @@ typedef struct gentry {
 typedef struct etc_sub {
     int n;
     int px[8][3];
+    int32_t pxc[3][8]; /* the same pixels channel-major (the vector paths; n == 8) */
     int kx[8];        /* w . x_p */
     int sum[3];
     int64_t sq[3];    /* sum of squares per channel */
@@ -265,6 +275,7 @@ typedef struct etc_sub {
     int transparent;
     int32_t ca[8], a2[8], cb[8], b2[8]; /* per-table constants of the luma term */
     gentry gc[GCACHE];
+    int avx2;          /* the CPU has AVX2 (sub_g's vector path) */
 } etc_sub;
 
 typedef struct sub_cand {
@@ -292,6 +303,7 @@ static void sub_build(etc_sub *sb, const etc_src *src, int flip, int half)
         if (sub_of(flip, p) != half || !src->opaque[p]) continue;
         for (int ch = 0; ch < 3; ch++) {
             sb->px[sb->n][ch] = src->c[p][ch];
+            sb->pxc[ch][sb->n] = src->c[p][ch];
             sb->sum[ch] += src->c[p][ch];
             sb->sq[ch] += src->c[p][ch] * src->c[p][ch];
         }
@@ -299,6 +311,11 @@ static void sub_build(etc_sub *sb, const etc_src *src, int flip, int half)
         sb->n++;
     }
     sb->transparent = src->transparent;
+#ifdef ETC_HAVE_AVX2_G
+    sb->avx2 = __builtin_cpu_supports("avx2");
+#else
+    sb->avx2 = 0;
+#endif
     const int W = src->w[0] + src->w[1] + src->w[2];
     for (int t = 0; t < 8; t++) {
         const int a = kiln__etc_modifiers[t][0], b = kiln__etc_modifiers[t][1];
@@ -311,6 +328,44 @@ static void sub_build(etc_sub *sb, const etc_src *src, int flip, int half)
     for (int ch = 0; ch < 3; ch++) sb->mean[ch] = sb->n ? (double)sb->sum[ch] / sb->n : 0;
 }
 
+#ifdef ETC_HAVE_AVX2_G
+/* G_t(K) for the 8 tables as the lanes of one AVX2 vector (same integers as the scalar loop). */
+typedef int32_t etc_v8i __attribute__((vector_size(32)));
+__attribute__((target("avx2"))) static void sub_g_avx2(const etc_sub *sb, int K, int32_t e[8])
+{
+    etc_v8i ca, a2, cb, b2, acc = {0, 0, 0, 0, 0, 0, 0, 0};
+    memcpy(&ca, sb->ca, sizeof ca);
+    memcpy(&a2, sb->a2, sizeof a2);
+    memcpy(&cb, sb->cb, sizeof cb);
+    memcpy(&b2, sb->b2, sizeof b2);
+    for (int i = 0; i < sb->n; i++) {
+        int q = sb->kx[i] - K;
+        const int32_t aq = q < 0 ? -q : q;
+        etc_v8i ea = ca - a2 * aq, eb = cb - b2 * aq;
+        etc_v8i lt = ea < eb;
+        acc += (ea & lt) | (eb & ~lt);
+    }
+    memcpy(e, &acc, 8 * sizeof *e);
+}
+
+/* Exact error of 8 pixels against the np colours pal (nearest each), all lanes at once. */
+__attribute__((target("avx2"))) static uint32_t sub_clamped_avx2(const etc_sub *sb, const int *w, const int pal[4][3],
+                                                                 int np)
+{
+    etc_v8i r, g, b, best = {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX};
+    memcpy(&r, sb->pxc[0], sizeof r);
+    memcpy(&g, sb->pxc[1], sizeof g);
+    memcpy(&b, sb->pxc[2], sizeof b);
+    for (int j = 0; j < np; j++) {
+        etc_v8i d0 = r - pal[j][0], d1 = g - pal[j][1], d2 = b - pal[j][2];
+        etc_v8i e = w[0] * d0 * d0 + w[1] * d1 * d1 + w[2] * d2 * d2;
+        etc_v8i lt = e < best;
+        best = (e & lt) | (best & ~lt);
+    }
+    return (uint32_t)(best[0] + best[1] + best[2] + best[3] + best[4] + best[5] + best[6] + best[7]);
+}
+#endif
+
 /* Luma part of the unclamped error, per table: G_t(K) = sum_p min_m (W m^2 - 2 m |Kx_p - K|). With it,
  * the exact unclamped error of base colour c and table t is |x - c|^2_w summed + G_t(w . c). */
 static const gentry *sub_g(etc_sub *sb, int K)
@@ -318,6 +373,11 @@ static const gentry *sub_g(etc_sub *sb, int K)
     gentry *ge = &sb->gc[K & (GCACHE - 1)];
     if (ge->key == K + 1) return ge;
     int32_t e[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#ifdef ETC_HAVE_AVX2_G
+    if (sb->avx2)
+        sub_g_avx2(sb, K, e);
+    else
+#endif
     for (int i = 0; i < sb->n; i++) {
         int q = sb->kx[i] - K;
         const int32_t aq = q < 0 ? -q : q;
@@ -383,7 +443,12 @@ static uint32_t sub_best(etc_sub *sb, const etc_src *src, const int b[3], int *t
             np++;
         }
         uint32_t e = 0;
-        for (int i = 0; i < sb->n && e < best; i++) {
+#ifdef ETC_HAVE_AVX2_G
+        if (sb->avx2 && sb->n == 8)
+            e = sub_clamped_avx2(sb, w, pal, np);
+        else
+#endif
+        for (int i = 0; i < sb->n && e <= best; i++) { /* (<=: a tie is only taken on the full sum) */
             uint32_t be = werr(w, sb->px[i], pal[0]);
             for (int j = 1; j < np; j++) {
                 uint32_t ej = werr(w, sb->px[i], pal[j]);
@@ -491,12 +556,31 @@ static void sub_search(sub_list *l, etc_sub *sb, const etc_src *src, int bits, c
     mt.cap = top < SUB_CAP ? top : SUB_CAP;
     int prev[3] = {-1, -1, -1};
     int nn = ef->neigh == 0 ? 1 : (ef->neigh == 1 ? 7 : 27);
-    for (int k = -ef->k_range; k <= ef->k_range; k += ef->k_step) {
+    /* round(mean + k) = round(mean) + k for integer k */
+    int m0[3];
+    for (int ch = 0; ch < 3; ch++) m0[ch] = (2 * sb->sum[ch] + sb->n) / (2 * sb->n);
+    const uint8_t *qt = bits == 4 ? kiln__etc_q4 : kiln__etc_q5;
+    const uint16_t *qfirst = bits == 4 ? kiln__etc_q4_first : kiln__etc_q5_first;
+    for (int k = -ef->k_range; k <= ef->k_range;) {
         int s[3];
+        /* next k: with step 1, jump straight to the next k where some channel's level changes (the
+         * colours in between repeat the current one and would be skipped below anyway) */
+        int nk = k + ef->k_step;
+        if (ef->k_step == 1) {
+            nk = ef->k_range + 1;
+            for (int ch = 0; ch < 3; ch++) {
+                int v = m0[ch] + k, next;
+                if (v >= 255)
+                    continue;
+                next = qfirst[qt[v < 0 ? 0 : v] + 1];
+                nk = next - m0[ch] < nk ? next - m0[ch] : nk;
+            }
+        }
+        const int kc = k;
+        k = nk;
         for (int ch = 0; ch < 3; ch++) {
-            /* round(mean + k) in integers */
-            int num = 2 * (sb->sum[ch] + k * sb->n) + sb->n;
-            s[ch] = quant_near(num < 0 ? -1 : num / (2 * sb->n), bits);
+            int v = m0[ch] + kc;
+            s[ch] = qt[v < 0 ? 0 : (v > 255 ? 255 : v)];
             s[ch] = s[ch] < blo[ch] ? blo[ch] : (s[ch] > bhi[ch] ? bhi[ch] : s[ch]);
         }
         if (s[0] == prev[0] && s[1] == prev[1] && s[2] == prev[2]) continue;
@@ -639,6 +723,10 @@ void kiln__etc1_search(const etc_src *src, etc_sol *best)
 
 void kiln__enc_etc1(const kiln_block *blk, uint8_t *out, const kiln_encode_params *params)
 {
+    if (params->quality == KILN_QUALITY_FAST && !params->dither) {
+        kiln__etc_fast_opaque(blk, params, 0, out);
+        return;
+    }
     etc_src src;
     etc_sol sol;
     kiln__etc_src_init(&src, blk, params, 0);

@@ -12,8 +12,20 @@
  *   recomputing the centres from the chosen selectors (mean of pixel - modifier) and, at max, by +-1
  *   steps per channel. Unclamped palette entries use the closed form |x-c|^2 -+ 2d(w.(x-c)) + W d^2;
  *   clamped ones are evaluated exactly.
- * Fast: the no-search ETC1 path (kiln__etc1_fast), planar from the closed-form fit (radius 0), and T/H
- *   only for blocks whose error stays above 150 per pixel (mean squared over R+G+B).
+ * Fast: opaque blocks without dithering go to etc_enc_fast.c (vectorised; its header documents the
+ *   block algorithm). Here (RGB A1, dithering): the no-search ETC1 path (kiln__etc1_fast), planar from
+ *   the closed-form fit (radius 0), and T/H only for blocks whose error stays above 150 per pixel (mean
+ *   squared over R+G+B).
+ * Pruning (normal / high / max; none of it changes a result except through palette clamping):
+ *   - planar is skipped when the least-squares residual of the best unquantised plane (a lower bound of
+ *     any planar block's error up to clamping) already reaches the best ETC1 error;
+ *   - T/H is skipped when the smaller eigenvalue of the pixels' scatter in the plane normal to the grey
+ *     axis (a lower bound of any two-grey-lines palette, hence of T and H, up to clamping) reaches the
+ *     best error so far;
+ *   - each T/H candidate (colour pair, mode, distance) stops summing pixels as soon as the sum reaches
+ *     the best candidate so far, and skips a distance outright when its palettes do not clamp and the
+ *     pair's line bound (each pixel's distance to the nearer grey line through a centre) reaches it;
+ *   - the result of T/H must beat the ETC1 / planar error to be taken (as before).
  * RGB A1: pixels with alpha < alpha_threshold are transparent; if any is, the opaque bit is 0 and only
  *   differential (modifiers 0/+b/-b), T and H (selector 2 = transparent) are available; otherwise the
  *   block is an ETC2 RGB block without the individual mode.
@@ -188,36 +200,47 @@ static void center_init(center_pre *cp, const etc_src *src, const int c8[3])
 
 enum { OPT_PLUS = 1, OPT_ZERO = 2, OPT_MINUS = 4 };
 
-/* out[p] = min over the options of the error of pixel p against clamp(c + option * d). */
-static void center_errs(const center_pre *cp, const etc_src *src, int d, int opts, uint32_t out[16])
+/* One centre at one distance: which of c + d, c - d stay unclamped, and the clamped colours. */
+typedef struct center_d {
+    int opts, plus_free, minus_free, d;
+    int cplus[3], cminus[3];
+    int32_t wd2;
+} center_d;
+
+static void center_d_init(center_d *cd, const center_pre *cp, const etc_src *src, int d, int opts)
 {
-    const int *w = src->w;
-    const int W = w[0] + w[1] + w[2];
     int lo = cp->c[0], hi = cp->c[0];
     for (int ch = 1; ch < 3; ch++) {
         lo = cp->c[ch] < lo ? cp->c[ch] : lo;
         hi = cp->c[ch] > hi ? cp->c[ch] : hi;
     }
-    int plus_free = hi + d <= 255, minus_free = lo - d >= 0;
-    int cplus[3], cminus[3];
+    cd->opts = opts;
+    cd->d = d;
+    cd->plus_free = hi + d <= 255;
+    cd->minus_free = lo - d >= 0;
     for (int ch = 0; ch < 3; ch++) {
-        cplus[ch] = etc_clamp255(cp->c[ch] + d);
-        cminus[ch] = etc_clamp255(cp->c[ch] - d);
+        cd->cplus[ch] = etc_clamp255(cp->c[ch] + d);
+        cd->cminus[ch] = etc_clamp255(cp->c[ch] - d);
     }
-    const int32_t wd2 = W * d * d;
-    for (int p = 0; p < 16; p++) {
-        uint32_t best = UINT32_MAX;
-        if (opts & OPT_ZERO) best = (uint32_t)cp->base[p];
-        if (opts & OPT_PLUS) {
-            uint32_t e = plus_free ? (uint32_t)(cp->base[p] - 2 * d * cp->q[p] + wd2) : werr3(w, src->c[p], cplus);
-            best = e < best ? e : best;
-        }
-        if (opts & OPT_MINUS) {
-            uint32_t e = minus_free ? (uint32_t)(cp->base[p] + 2 * d * cp->q[p] + wd2) : werr3(w, src->c[p], cminus);
-            best = e < best ? e : best;
-        }
-        out[p] = best;
+    cd->wd2 = (src->w[0] + src->w[1] + src->w[2]) * d * d;
+}
+
+/* The error of pixel p against the nearest of the centre's options (clamp(c + option * d)). */
+static inline uint32_t center_pix(const center_pre *cp, const center_d *cd, const etc_src *src, int p)
+{
+    uint32_t best = UINT32_MAX;
+    if (cd->opts & OPT_ZERO) best = (uint32_t)cp->base[p];
+    if (cd->opts & OPT_PLUS) {
+        uint32_t e = cd->plus_free ? (uint32_t)(cp->base[p] - 2 * cd->d * cp->q[p] + cd->wd2)
+                                   : werr3(src->w, src->c[p], cd->cplus);
+        best = e < best ? e : best;
     }
+    if (cd->opts & OPT_MINUS) {
+        uint32_t e = cd->minus_free ? (uint32_t)(cp->base[p] + 2 * cd->d * cp->q[p] + cd->wd2)
+                                    : werr3(src->w, src->c[p], cd->cminus);
+        best = e < best ? e : best;
+    }
+    return best;
 }
 
 static int quant4(double v)
@@ -228,7 +251,8 @@ static int quant4(double v)
 
 static int pack12(const int c[3]) { return c[0] << 8 | c[1] << 4 | c[2]; }
 
-/* Evaluates T (roles: c0 single) or H with quantised colours a, b over every distance; updates best. */
+/* Evaluates T (roles: c0 single) or H with quantised colours a, b over every distance; updates best.
+ * The pixel sum stops as soon as it cannot beat best (exact: only strictly lower errors are taken). */
 static void th_eval(const etc_src *src, int mode, const int a[3], const int b[3], etc_sol *best)
 {
     int a8[3], b8[3];
@@ -239,7 +263,6 @@ static void th_eval(const etc_src *src, int mode, const int a[3], const int b[3]
     center_pre ca, cb;
     center_init(&ca, src, a8);
     center_init(&cb, src, b8);
-    uint32_t ea[16], eb[16];
     int opt_a, opt_b;
     if (mode == ETC_MODE_T) {
         opt_a = OPT_ZERO;
@@ -248,16 +271,36 @@ static void th_eval(const etc_src *src, int mode, const int a[3], const int b[3]
         opt_a = OPT_PLUS | OPT_MINUS;
         opt_b = src->transparent ? OPT_MINUS : (OPT_PLUS | OPT_MINUS);
     }
+    /* Lower bound for every distance whose palette does not clamp: each entry lies on the grey line
+     * through its centre (T: the single colour is the centre itself), so a pixel errs at least its
+     * distance to the nearer line, W |x - c|^2_w - (w . (x - c))^2 (scaled by W). Exact. */
+    const int64_t W = src->w[0] + src->w[1] + src->w[2];
+    int64_t lb = 0;
+    {
+        for (int p = 0; p < 16; p++) {
+            if (!src->opaque[p]) continue;
+            int64_t la = W * ca.base[p] - (mode == ETC_MODE_T ? 0 : (int64_t)ca.q[p] * ca.q[p]);
+            int64_t lbb = W * cb.base[p] - (int64_t)cb.q[p] * cb.q[p];
+            lb += la < lbb ? la : lbb;
+        }
+    }
     int pa = pack12(a), pb = pack12(b);
     for (int di = 0; di < 8; di++) {
         if (mode == ETC_MODE_H && ((pa >= pb) != (di & 1))) continue; /* distance LSB is (c0 >= c1) */
         int d = kiln__etc_distances[di];
-        if (mode == ETC_MODE_T && di == 0) center_errs(&ca, src, d, opt_a, ea); /* T: c0 alone, d-free */
-        if (mode == ETC_MODE_H) center_errs(&ca, src, d, opt_a, ea);
-        center_errs(&cb, src, d, opt_b, eb);
+        center_d da, db;
+        center_d_init(&da, &ca, src, d, opt_a);
+        center_d_init(&db, &cb, src, d, opt_b);
+        const uint32_t limit = best->err;
+        if (lb >= W * (int64_t)limit && (mode == ETC_MODE_T || (da.plus_free && da.minus_free)) && db.plus_free &&
+            db.minus_free)
+            continue;
         uint32_t e = 0;
-        for (int p = 0; p < 16; p++)
-            if (src->opaque[p]) e += ea[p] < eb[p] ? ea[p] : eb[p];
+        for (int p = 0; p < 16 && e < limit; p++) {
+            if (!src->opaque[p]) continue;
+            uint32_t ea = center_pix(&ca, &da, src, p), eb = center_pix(&cb, &db, src, p);
+            e += ea < eb ? ea : eb;
+        }
         if (e < best->err) {
             best->err = e;
             best->mode = mode;
@@ -378,7 +421,7 @@ static uint32_t lloyd(const etc_src *src, uint32_t mask, int iters)
     return mask;
 }
 
-static void th_search(const etc_src *src, etc_sol *best)
+void kiln__etc2_th_search(const etc_src *src, etc_sol *best)
 {
     int q = src->quality;
     int nparts = q == KILN_QUALITY_FAST ? 1 : (q == KILN_QUALITY_NORMAL ? 2 : (q == KILN_QUALITY_HIGH ? 3 : 5));
@@ -460,12 +503,14 @@ static void th_search(const etc_src *src, etc_sol *best)
             b[ch] = quant4(mb[ch]);
         }
         etc_sol local = *best;
+        /* every partition's best T/H candidate is refined, even one that starts above the best so
+         * far (logos and flat colours gain from that; pruning it cost 0.25 dB on such images) */
         local.err = UINT32_MAX;
         th_eval(src, ETC_MODE_T, a, b, &local);
         th_eval(src, ETC_MODE_T, b, a, &local);
         h_eval(src, a, b, &local);
         /* refinement: centres from the selectors */
-        for (int r = 0; r < recenter && local.err > 0; r++) {
+        for (int r = 0; r < recenter && local.err > 0 && (local.mode == ETC_MODE_T || local.mode == ETC_MODE_H); r++) {
             uint32_t before = local.err;
             int na[3], nb[3];
             th_recenter(src, &local, na, nb);
@@ -475,7 +520,7 @@ static void th_search(const etc_src *src, etc_sol *best)
                 h_eval(src, na, nb, &local);
             if (local.err >= before) break;
         }
-        if (local.err < best->err) *best = local;
+        if (local.err < best->err && (local.mode == ETC_MODE_T || local.mode == ETC_MODE_H)) *best = local;
     }
     /* max: +-1 per channel of either colour around the best T/H solution */
     if (q == KILN_QUALITY_MAX && (best->mode == ETC_MODE_T || best->mode == ETC_MODE_H) && best->err > 0) {
@@ -501,6 +546,67 @@ static void th_search(const etc_src *src, etc_sol *best)
     }
 }
 
+/* ---------------------------------------------------------------- lower bounds (pruning) */
+
+/* Least-squares residual of the best unquantised plane over the 16 pixels, weighted: every planar
+ * block (quantised, rounded) errs at least this much up to its clamping, so planar is skipped when this
+ * already reaches the best error (near-exact pruning). */
+static double planar_bound(const etc_src *src)
+{
+    double r = 0;
+    for (int ch = 0; ch < 3; ch++) {
+        double s = 0, sx = 0, sy = 0, q = 0;
+        for (int p = 0; p < 16; p++) {
+            double c = src->c[p][ch];
+            s += c;
+            sx += (2 * (p & 3) - 3) * c;
+            sy += (2 * (p >> 2) - 3) * c;
+            q += c * c;
+        }
+        double res = q - s * s / 16 - sx * sx / 80 - sy * sy / 80;
+        r += src->w[ch] * (res > 0 ? res : 0);
+    }
+    return r;
+}
+
+/* Lower bound of the T / H error: the (unclamped) T/H colours lie on two lines parallel to the grey
+ * axis, so the error is at least the 2-means cost of the pixels projected onto the plane normal to
+ * it (weighted metric), which is at least the smaller eigenvalue of their 2x2 scatter (the spectral
+ * relaxation of 2-means). Clamped palette entries leave the lines, so this prunes near-exactly. */
+static double th_bound(const etc_src *src)
+{
+    double sw[3], y[16][3], m[3] = {0, 0, 0};
+    int n = 0;
+    for (int ch = 0; ch < 3; ch++) sw[ch] = sqrt((double)src->w[ch]);
+    double ul = sqrt(sw[0] * sw[0] + sw[1] * sw[1] + sw[2] * sw[2]);
+    double u[3] = {sw[0] / ul, sw[1] / ul, sw[2] / ul};
+    for (int p = 0; p < 16; p++) {
+        if (!src->opaque[p]) continue;
+        double v[3], d = 0;
+        for (int ch = 0; ch < 3; ch++) {
+            v[ch] = sw[ch] * src->c[p][ch];
+            d += v[ch] * u[ch];
+        }
+        for (int ch = 0; ch < 3; ch++) {
+            y[n][ch] = v[ch] - d * u[ch];
+            m[ch] += y[n][ch];
+        }
+        n++;
+    }
+    if (n < 3) return 0;
+    double S[3][3] = {{0}};
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) S[a][b] += (y[i][a] - m[a] / n) * (y[i][b] - m[b] / n);
+    /* eigenvalues 0 (along u), l1 >= l2: l1 + l2 = trace, l1 l2 = sum of the principal 2x2 minors */
+    double t = S[0][0] + S[1][1] + S[2][2];
+    double pm = S[0][0] * S[1][1] - S[0][1] * S[1][0] + S[0][0] * S[2][2] - S[0][2] * S[2][0] + S[1][1] * S[2][2] -
+                S[1][2] * S[2][1];
+    double disc = t * t - 4 * pm;
+    double l2 = (t - sqrt(disc > 0 ? disc : 0)) / 2;
+    return l2 > 0 ? l2 * 0.999 : 0;
+}
+
 /* ---------------------------------------------------------------- search driver */
 
 void kiln__etc2_search(const etc_src *src, etc_sol *best)
@@ -510,7 +616,7 @@ void kiln__etc2_search(const etc_src *src, etc_sol *best)
     else
         kiln__etc1_search(src, best);
     if (best->err == 0) return;
-    if (!src->transparent) {
+    if (!src->transparent && (src->quality == KILN_QUALITY_FAST || planar_bound(src) < (double)best->err)) {
         etc_sol p;
         planar_search(src, &p);
         if (p.err < best->err) *best = p;
@@ -520,10 +626,10 @@ void kiln__etc2_search(const etc_src *src, etc_sol *best)
      * error per pixel over R+G+B above 150 / 24 / 8 at fast / normal / high) */
     static const uint32_t th_gate[4] = {150, 24, 8, 0};
     uint32_t gate = th_gate[src->quality & 3] * (uint32_t)src->nopaque * (uint32_t)(src->w[0] + src->w[1] + src->w[2]) / 3;
-    if (best->err > gate) {
+    if (best->err > gate && (src->quality == KILN_QUALITY_FAST || th_bound(src) < (double)best->err)) {
         etc_sol th = *best;
-        th.err = UINT32_MAX;
-        th_search(src, &th);
+        /* T/H must beat the error so far: the search prunes every candidate sum at it */
+        kiln__etc2_th_search(src, &th);
         if (th.err < best->err) {
             *best = th;
             kiln__etc_reselect(best, src, 0);
@@ -535,6 +641,10 @@ void kiln__etc2_search(const etc_src *src, etc_sol *best)
 
 void kiln__enc_etc2_rgb(const kiln_block *blk, uint8_t *out, const kiln_encode_params *params)
 {
+    if (params->quality == KILN_QUALITY_FAST && !params->dither) {
+        kiln__etc_fast_opaque(blk, params, 1, out);
+        return;
+    }
     etc_src src;
     etc_sol sol;
     kiln__etc_src_init(&src, blk, params, 0);

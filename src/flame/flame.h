@@ -1,5 +1,5 @@
 /* flame.h - fractal flames (flam3 3.1 genomes): data structures, the variation table and the
- * internal API shared by the CPU renderer (src/flame/*.c) and the GPU renderer (src/flame/gpu_*.c).
+ * internal API shared by the CPU renderer (src/flame, files not named gpu_) and the GPU renderer (gpu_ files).
  * Not installed. The public entry points are in include/kiln/kiln.h ("flames").
  *
  * Pipeline:   kiln__flame_parse  ->  kiln__flame_setup  ->  (CPU: kiln__flame_iterate_cpu |
@@ -146,6 +146,12 @@ typedef struct kiln_flame_var_info {
 const kiln_flame_var_info *kiln__flame_var_info(int i);
 int kiln__flame_var_lookup(const char *name);
 
+struct kiln_flame_xform;
+/* A parameter attribute name ("blob_low") to (variation, index); 0 when unknown. */
+int kiln__flame_param_lookup(const char *name, int *var, int *index);
+/* Sets every variation parameter of xf to flam3's default. */
+void kiln__flame_params_default(struct kiln_flame_xform *xf);
+
 /* ---------------------------------------------------------------- genome ---------------------- */
 
 typedef struct kiln_flame_xform {
@@ -166,11 +172,11 @@ typedef struct kiln_flame_xform {
     uint32_t nactive;
 } kiln_flame_xform;
 
-typedef enum kiln_flame_filter_shape {
+typedef enum kiln_flame_filter_shape { /* flam3's order and names */
     KILN_FLAME_FILTER_GAUSSIAN = 0, KILN_FLAME_FILTER_HERMITE, KILN_FLAME_FILTER_BOX, KILN_FLAME_FILTER_TRIANGLE,
-    KILN_FLAME_FILTER_BELL, KILN_FLAME_FILTER_BSPLINE, KILN_FLAME_FILTER_LANCZOS3, KILN_FLAME_FILTER_LANCZOS2,
-    KILN_FLAME_FILTER_MITCHELL, KILN_FLAME_FILTER_BLACKMAN, KILN_FLAME_FILTER_CATROM, KILN_FLAME_FILTER_HAMMING,
-    KILN_FLAME_FILTER_HANNING, KILN_FLAME_FILTER_QUADRATIC
+    KILN_FLAME_FILTER_BELL, KILN_FLAME_FILTER_BSPLINE, KILN_FLAME_FILTER_MITCHELL, KILN_FLAME_FILTER_BLACKMAN,
+    KILN_FLAME_FILTER_CATROM, KILN_FLAME_FILTER_HANNING, KILN_FLAME_FILTER_HAMMING, KILN_FLAME_FILTER_LANCZOS3,
+    KILN_FLAME_FILTER_LANCZOS2, KILN_FLAME_FILTER_QUADRATIC
 } kiln_flame_filter_shape;
 
 typedef struct kiln_flame {
@@ -277,11 +283,11 @@ void kiln__flame_hist_free(kiln_flame_hist *hist);
 kiln_status kiln__flame_iterate_cpu(kiln_context *ctx, const kiln_flame *flame, const kiln_flame_setup *setup,
                                     kiln_flame_hist *hist);
 
-/* The GPU chaos game (src/flame/gpu_*.c, owned by the GPU renderer): fills hist exactly as
+/* The GPU chaos game (a src/flame/gpu_NAME.c file, owned by the GPU renderer): fills hist exactly as
  * kiln__flame_iterate_cpu does (same size, same scale: vis * 255 * palette per sample), so the shared
  * tone map applies. Returns KILN_ERR_NO_DEVICE when no Vulkan device is usable (kiln_flame_render then
  * falls back to the CPU under KILN_BACKEND_AUTO). kiln_flame_render calls it only when the build has a
- * src/flame/gpu_*.c file (CMake defines KILN_FLAME_GPU=1 then), so the GPU file must always define it
+ * a src/flame/gpu_NAME.c file (CMake defines KILN_FLAME_GPU=1 then), so the GPU file must always define it
  * (a stub returning KILN_ERR_NO_DEVICE when Vulkan is off). */
 kiln_status kiln__flame_iterate_gpu(kiln_context *ctx, const kiln_flame *flame, const kiln_flame_setup *setup,
                                     kiln_flame_hist *hist);
@@ -305,6 +311,10 @@ typedef struct kiln_flame_xform_pre {
     double disc2_sinadd, disc2_cosadd, disc2_timespi;
     double super_shape_pm_4, super_shape_pneg1_n1;
     double vis;                 /* opacity^log2(10), 0 for opacity 0 */
+    int need_atan_xy;           /* some active variation reads atan2(tx, ty) */
+    int need_angles;            /* ... sina = tx / r, cosa = ty / r */
+    int need_atan_yx;           /* ... atan2(ty, tx) */
+    double pre_blur;            /* pre_blur weight (0 = none); applied to (tx, ty) before the others */
 } kiln_flame_xform_pre;
 
 void kiln__flame_xform_precalc(const kiln_flame_xform *xf, kiln_flame_xform_pre *pre);

@@ -29,6 +29,40 @@ kiln_status kiln__gpu_decode(kiln_context *ctx, const kiln_texture *tex, uint32_
 kiln_status kiln__gpu_encode(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
                              uint32_t subgroup_size, uint8_t *dst, size_t dst_size);
 
+/* Mipmap chains on the GPU (src/gpu/gpu_mip.c, owner gpumip). `count` images of one size and pixel
+ * type (U8 or F32, 4 components stored); levels 1 .. levels-1 of image i are written to
+ * dst[i * levels + l] (dst[i * levels] is not touched: level 0 stays the caller's), tightly packed
+ * RGBA texels of out_kind (1 = U8, 3 = F16, 4 = F32; the mip.c sink kinds). decode_srgb: colour of
+ * the base is sRGB (decoded on read); out_srgb: colour is sRGB-encoded on write; weighted[i]: image
+ * i is alpha-weighted (mip.h rule 7). strategy: a kiln_mip_strategy (AUTO = single-pass);
+ * subgroup_size 0 = the driver's choice. KILN_ERR_UNSUPPORTED (with a message) for what the GPU
+ * path does not do; the caller may then use the CPU. Sets ctx->last_gpu_ms (kernel time). */
+typedef struct kiln__gpu_mip_job {
+    const kiln_image *images;
+    uint32_t count;
+    uint32_t levels;
+    int decode_srgb, out_srgb;
+    int out_kind;
+    const uint8_t *weighted;
+    uint8_t *const *dst;
+    int strategy;
+    uint32_t subgroup_size;
+} kiln__gpu_mip_job;
+
+kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job);
+
+/* Bench hook (bench/gpu_mip.c): `count` synthetic RGBA8 sRGB images of w x h (alpha = 1: varying
+ * alpha, so colour is alpha-weighted; else opaque) are uploaded once and kept on the device; each of
+ * strategies[0 .. nstrat-1] then runs `runs` times with the L2 cache cold (a 256 MiB scratch buffer
+ * written before each run) and `runs` times warm: ms[(s * 2 + 0) * runs + r] cold,
+ * ms[(s * 2 + 1) * runs + r] warm (kernel time from timestamps, ms; a strategy that fails gets -1).
+ * *bytes_moved = bytes of level 0 read + levels 1..L-1 written (RGBA8, all images); *copy_ms = the
+ * fastest of `runs` cold vkCmdCopyBuffer of *bytes_moved / 2 bytes (which reads and writes
+ * *bytes_moved bytes in all). */
+kiln_status kiln__gpu_mip_bench(kiln_context *ctx, uint32_t w, uint32_t h, uint32_t count, int alpha,
+                                const int *strategies, uint32_t nstrat, uint32_t runs, double *ms, double *copy_ms,
+                                double *bytes_moved);
+
 /* ---- test and bench hooks (src/gpu; the stub reports no device) ---- */
 
 /* Warnings and errors the Vulkan validation layer reported on ctx's device so far (validation runs

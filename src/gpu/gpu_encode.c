@@ -6,6 +6,10 @@ kiln_status kiln__gpu_encode(kiln_context *ctx, const kiln_image *img, const kil
 {
     const kiln_format_info *fi = kiln_format_get_info(params->format);
     if (!fi) return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: unknown format %d", (int)params->format);
+    if (params->bc1_black &&
+        (fi->format == KILN_FORMAT_BC1_RGB_UNORM || fi->format == KILN_FORMAT_BC1_RGB_SRGB) &&
+        params->quality != KILN_QUALITY_FAST)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s with bc1_black (--bc1-black) has no GPU encoder", fi->name);
     switch (fi->format) {
     case KILN_FORMAT_BC1_RGB_UNORM: case KILN_FORMAT_BC1_RGB_SRGB:
     case KILN_FORMAT_BC1_RGBA_UNORM: case KILN_FORMAT_BC1_RGBA_SRGB:

@@ -1,10 +1,439 @@
-/* gpu_encode_bc.c - PLACEHOLDER: being written (GPU encoders). Reports UNSUPPORTED until then. */
+/* gpu_encode_bc.c - BC1 (RGB, RGBA punch-through), BC3, BC4 and BC5 (UNORM, SNORM) encoding on the
+ * GPU. Two strategies (params->gpu_strategy):
+ *
+ * kiln (0): the CPU encoders' own searches (src/codec/bc1_enc.c, bc4_enc.c) with arithmetic designed
+ *   to give the same bytes: integer palettes and errors, `precise` float/double expressions in the C
+ *   order, correctly rounded divisions (enc_bc_common.glsl). BC4/BC5/BC3-alpha: every quality
+ *   (shaders/enc_bc4.comp, one invocation per channel; max: enc_bc4_max.comp, one workgroup per
+ *   channel running the exact search). BC1/BC3 colour at fast quality: the CPU's 16-block batch path
+ *   per invocation (enc_bc1.comp); at normal quality the CPU's per-block path (principal axis,
+ *   extremes, three least-squares refits, both modes). The blocks those paths hand elsewhere on the
+ *   CPU (flat blocks and near-flat ones that try the exact single-colour tables, degenerate blocks,
+ *   punch-through or cut-out texels) are flagged in a bit mask and encoded here by the CPU block
+ *   encoder, so the output equals the CPU's everywhere (a verbose context says how many). BC1/BC3
+ *   colour at high and max quality (cluster fit), and dithering (any format), are not on the GPU yet:
+ *   KILN_ERR_UNSUPPORTED (AUTO encodes on the CPU). Needs shaderFloat64 (the divisions).
+ *
+ * seed (1): the designs of the seeds (betsy; Castano's cluster-fit paper): BC1 fast/normal one
+ *   invocation per block (principal axis, extremes, least-squares refinement: enc_bc1_seed.comp);
+ *   BC1 high/max the paper's cluster fit, a workgroup per block (enc_bc1_cf_seed.comp); BC4 channels 4
+ *   invocations per block with atomicOr-merged index masks (enc_bc4_seed.comp); BC3/BC5 stitched from
+ *   the channel passes writing their halves of each block. PRELOAD (specialisation constant 4) picks
+ *   staging the texels in shared memory or reading them from the buffer.
+ *
+ * Input: 8-bit images go up as they are (edge replication in the shaders); 16-bit and float images
+ * are first converted on the host to exactly what the CPU encoder reads (enc_bc_abi.glsl). Large
+ * images run in batches of block rows that fit the device's storage-buffer range (or the byte count
+ * in KILN_GPU_BATCH_BYTES when smaller: a testing aid). ctx->last_gpu_ms is the kernel time of all
+ * batches (timestamps). */
 #include "gpu/gpu_encode.h"
+#include "gpu/vk.h"
+#include "codec/codec.h"
+
+#include "../../shaders/enc_bc_abi.glsl"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EBC_BATCH_MAX (256u << 20)
+
+typedef struct ebc_pass {
+    const char *shader;
+    uint32_t spec[4];  /* VARIANT, QUALITY, INPUT_U8, PRELOAD */
+    uint32_t local;    /* workgroup size */
+    uint32_t per_task; /* invocations per task (1, 4, or a whole workgroup) */
+    uint32_t tasks_per_block;
+    int fallback;      /* writes the fallback bit mask */
+} ebc_pass;
+
+typedef struct ebc_plan {
+    ebc_pass pass[2];
+    int npass;
+    int prepared_words; /* 0: raw RGBA8 input; 1: BC4 channel bytes; 2: BC1 R16G16 / B16A8 */
+    int channel_kind;   /* prepared 1: 0 unsigned R[G], 1 signed */
+    int signed_map;
+} ebc_plan;
+
+static int is_bc1(kiln_format f)
+{
+    return f == KILN_FORMAT_BC1_RGB_UNORM || f == KILN_FORMAT_BC1_RGB_SRGB || f == KILN_FORMAT_BC1_RGBA_UNORM ||
+           f == KILN_FORMAT_BC1_RGBA_SRGB;
+}
+static int is_bc3(kiln_format f) { return f == KILN_FORMAT_BC3_UNORM || f == KILN_FORMAT_BC3_SRGB; }
+
+/* ---------------------------------------------------------------- host-side texel preparation */
+
+typedef struct prep_job {
+    const kiln_image *img;
+    uint32_t *out;
+    uint32_t y0, rows;
+    int words;       /* 1 or 2 per texel */
+    int is_signed;   /* words == 1: SNORM channel values */
+    int signed_map;  /* unorm x -> 2x - 1 (non-float sources of SNORM formats) */
+} prep_job;
+
+static inline float clamp01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; }
+
+/* What encode.c's fetch_texel puts in a kiln_block for texel (x, y), for one channel c. */
+static void texel_values(const kiln_image *img, uint32_t x, uint32_t y, int c, int signed_map, uint8_t *u8,
+                         uint16_t *u16, float *f)
+{
+    size_t base = ((size_t)y * img->width + x) * 4 + (size_t)c;
+    switch (img->type) {
+    case KILN_PIXEL_U8: {
+        uint8_t p = ((const uint8_t *)img->pixels)[base];
+        *u8 = p;
+        *u16 = (uint16_t)(p * 257u);
+        *f = (float)p * (1.0f / 255.0f);
+        break;
+    }
+    case KILN_PIXEL_U16: {
+        uint16_t p = ((const uint16_t *)img->pixels)[base];
+        *u8 = (uint8_t)(((uint32_t)p * 255u + 32767u) / 65535u);
+        *u16 = p;
+        *f = (float)p * (1.0f / 65535.0f);
+        break;
+    }
+    default: {
+        float v = ((const float *)img->pixels)[base];
+        if (v != v) v = 0.0f;
+        float u = clamp01(v);
+        *u8 = (uint8_t)(u * 255.0f + 0.5f);
+        *u16 = (uint16_t)(u * 65535.0f + 0.5f);
+        *f = v;
+        break;
+    }
+    }
+    if (signed_map) *f = *f * 2.0f - 1.0f;
+}
+
+/* bc4_enc.c channel_values for one texel. */
+static int channel_value(const kiln_image *img, uint32_t x, uint32_t y, int c, int is_signed, int signed_map)
+{
+    uint8_t u8;
+    uint16_t u16;
+    float f;
+    texel_values(img, x, y, c, signed_map, &u8, &u16, &f);
+    if (!is_signed) return u8;
+    if (!(f >= -1.0f)) f = -1.0f;
+    if (f > 1.0f) f = 1.0f;
+    float s = f * 127.0f;
+    return (int)(s < 0 ? s - 0.5f : s + 0.5f);
+}
+
+static void prep_rows(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const prep_job *j = user;
+    const uint32_t w = j->img->width;
+    for (size_t r = begin; r < end; r++) {
+        uint32_t y = j->y0 + (uint32_t)r;
+        uint32_t *o = j->out + r * (size_t)w * (size_t)j->words;
+        for (uint32_t x = 0; x < w; x++) {
+            if (j->words == 1) {
+                int v0 = channel_value(j->img, x, y, 0, j->is_signed, j->signed_map);
+                int v1 = channel_value(j->img, x, y, 1, j->is_signed, j->signed_map);
+                o[x] = ((uint32_t)v0 & 255u) | (((uint32_t)v1 & 255u) << 8);
+            } else {
+                uint8_t u8[4];
+                uint16_t u16[4];
+                float f;
+                for (int c = 0; c < 4; c++) texel_values(j->img, x, y, c, 0, &u8[c], &u16[c], &f);
+                o[2 * x] = (uint32_t)u16[0] | (uint32_t)u16[1] << 16;
+                o[2 * x + 1] = (uint32_t)u16[2] | (uint32_t)u8[3] << 16;
+            }
+        }
+    }
+}
+
+/* For BC4 with a prepared input the shader reads channels 0 and 1 of the word: BC3 alpha would need
+ * channel 3, so BC3 always takes the two-word BC1 layout for colour and the alpha byte (A8) for its
+ * channel pass (the shader reads bits 16..23 of word 1). */
+
+/* ---------------------------------------------------------------- CPU fallback blocks */
+
+/* encode.c's fetch_block for block (bx, by). */
+static void fill_block(const kiln_image *img, uint32_t bx, uint32_t by, int signed_map, kiln_block *b)
+{
+    for (uint32_t y = 0; y < 4; y++) {
+        uint32_t sy = by * 4 + y;
+        if (sy >= img->height) sy = img->height - 1;
+        for (uint32_t x = 0; x < 4; x++) {
+            uint32_t sx = bx * 4 + x;
+            if (sx >= img->width) sx = img->width - 1;
+            int t = (int)(y * 4 + x);
+            for (int c = 0; c < 4; c++)
+                texel_values(img, sx, sy, c, signed_map, &b->rgba8[t * 4 + c], &b->rgba16[t * 4 + c], &b->f[t * 4 + c]);
+        }
+    }
+}
+
+typedef struct fallback_job {
+    const kiln_image *img;
+    const kiln_encode_params *params;
+    kiln_block_encode_fn fn;
+    const uint32_t *list;
+    uint8_t *dst;
+    uint32_t bx, block_bytes;
+    int signed_map;
+} fallback_job;
+
+static void fallback_blocks(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const fallback_job *j = user;
+    kiln_block blk;
+    for (size_t i = begin; i < end; i++) {
+        uint32_t b = j->list[i];
+        fill_block(j->img, b % j->bx, b / j->bx, j->signed_map, &blk);
+        j->fn(&blk, j->dst + (size_t)b * j->block_bytes, j->params);
+    }
+}
+
+/* ---------------------------------------------------------------- planning */
+
+static int device_has_fp64(kiln_gpu *gpu)
+{
+    VkPhysicalDeviceFeatures f;
+    vkGetPhysicalDeviceFeatures(gpu->physical, &f);
+    return f.shaderFloat64 == VK_TRUE;
+}
+
+static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image *img, const kiln_encode_params *p,
+                             const kiln_format_info *fi, ebc_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    const kiln_format f = fi->format;
+    const int seed = p->gpu_strategy == 1;
+    const uint32_t q = (uint32_t)p->quality;
+    const int u8 = img->type == KILN_PIXEL_U8;
+    if (p->gpu_strategy != 0 && p->gpu_strategy != 1)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "gpu_strategy %d is not 0 (kiln) or 1 (seed)", p->gpu_strategy);
+    if (!seed && !device_has_fp64(gpu))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s: the kiln GPU encoder needs shaderFloat64, which %s lacks", fi->name,
+                          gpu->props.deviceName);
+    if (p->dither && !seed)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s with dithering has no kiln GPU encoder yet", fi->name);
+    plan->signed_map = (fi->flags & KILN_FF_SIGNED) && img->type != KILN_PIXEL_F32;
+    const int colour = is_bc1(f) || is_bc3(f);
+    if (colour) {
+        if (!seed && q > KILN_QUALITY_NORMAL)
+            return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s at %s quality has no kiln GPU encoder yet (fast and normal only)",
+                              fi->name, q == 2 ? "high" : "max");
+        uint32_t variant = is_bc3(f) ? KILN_EBC_BC3C
+                           : (fi->flags & KILN_FF_ALPHA1) ? KILN_EBC_BC1A : KILN_EBC_BC1;
+        plan->prepared_words = u8 ? 0 : 2;
+        ebc_pass *ps = &plan->pass[plan->npass++];
+        ps->spec[0] = variant;
+        ps->spec[1] = q;
+        ps->spec[2] = u8 ? 1u : 0u;
+        ps->spec[3] = 1u;
+        ps->tasks_per_block = 1;
+        if (!seed) {
+            ps->shader = "enc_bc1";
+            ps->local = KILN_EBC_LOCAL;
+            ps->per_task = 1;
+            ps->fallback = 1;
+        } else if (q <= KILN_QUALITY_NORMAL) {
+            ps->shader = "enc_bc1_seed";
+            ps->local = KILN_EBC_LOCAL;
+            ps->per_task = 1;
+        } else {
+            ps->shader = "enc_bc1_cf_seed";
+            ps->local = KILN_EBC_CF_LOCAL;
+            ps->per_task = KILN_EBC_CF_LOCAL;
+        }
+    }
+    if (!is_bc1(f)) {
+        uint32_t variant;
+        switch (f) {
+        case KILN_FORMAT_BC4_UNORM: variant = KILN_EBC_BC4U; break;
+        case KILN_FORMAT_BC4_SNORM: variant = KILN_EBC_BC4S; break;
+        case KILN_FORMAT_BC5_UNORM: variant = KILN_EBC_BC5U; break;
+        case KILN_FORMAT_BC5_SNORM: variant = KILN_EBC_BC5S; break;
+        case KILN_FORMAT_BC3_UNORM:
+        case KILN_FORMAT_BC3_SRGB: variant = KILN_EBC_BC3A; break;
+        default: return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s has no GPU encoder", fi->name);
+        }
+        if (!colour) {
+            plan->prepared_words = u8 ? 0 : 1;
+            plan->channel_kind = (fi->flags & KILN_FF_SIGNED) ? 1 : 0;
+        }
+        ebc_pass *ps = &plan->pass[plan->npass++];
+        ps->spec[0] = variant;
+        ps->spec[1] = q;
+        ps->spec[2] = u8 ? 1u : 0u;
+        ps->spec[3] = 1u;
+        ps->tasks_per_block = (variant == KILN_EBC_BC5U || variant == KILN_EBC_BC5S) ? 2 : 1;
+        if (seed) {
+            ps->shader = "enc_bc4_seed";
+            ps->local = KILN_EBC_LOCAL;
+            ps->per_task = 4;
+        } else if (q == KILN_QUALITY_MAX) {
+            ps->shader = "enc_bc4_max";
+            ps->local = KILN_EBC_MAX_LOCAL;
+            ps->per_task = KILN_EBC_MAX_LOCAL;
+        } else {
+            ps->shader = "enc_bc4";
+            ps->local = KILN_EBC_LOCAL;
+            ps->per_task = 1;
+        }
+    }
+    /* seed: PRELOAD from the environment (bench / tests: KILN_GPU_PRELOAD=0 reads texels directly) */
+    const char *pre = getenv("KILN_GPU_PRELOAD");
+    if (seed && pre && pre[0] == '0')
+        for (int i = 0; i < plan->npass; i++) plan->pass[i].spec[3] = 0;
+    /* Specialisation constants only where the shader's code depends on them (each combination is a
+     * pipeline to compile): the kiln BC4 heuristic takes its quality from the push constants
+     * (flags bits 10-11); enc_bc1_seed stages nothing (PRELOAD fixed at 1). */
+    for (int i = 0; i < plan->npass; i++) {
+        ebc_pass *ps = &plan->pass[i];
+        if (strcmp(ps->shader, "enc_bc1_cf_seed") != 0 && strcmp(ps->shader, "enc_bc1") != 0) ps->spec[1] = 0;
+        if (strcmp(ps->shader, "enc_bc1_seed") == 0) ps->spec[3] = 1;
+    }
+    return KILN_OK;
+}
+
+/* ---------------------------------------------------------------- the encoder */
 
 kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
                                 uint32_t subgroup_size, uint8_t *dst, size_t dst_size)
 {
-    (void)img; (void)subgroup_size; (void)dst; (void)dst_size;
-    return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s has no GPU encoder yet",
-                      kiln_format_get_info(params->format)->name);
+    const kiln_format_info *fi = kiln_format_get_info(params->format);
+    if (!fi) return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: unknown format %d", (int)params->format);
+    if (!img || !img->pixels || img->width == 0 || img->height == 0)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU encode: empty image");
+    if (img->type != KILN_PIXEL_U8 && img->type != KILN_PIXEL_U16 && img->type != KILN_PIXEL_F32)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU encode: bad pixel type %d", (int)img->type);
+    const size_t need = kiln_format_image_size(fi->format, img->width, img->height);
+    if (need == 0 || !dst || dst_size < need)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU encode: %ux%u %s needs %zu bytes, the buffer holds %zu",
+                          img->width, img->height, fi->name, need, dst ? dst_size : (size_t)0);
+    kiln_gpu *gpu;
+    KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    ebc_plan plan;
+    KILN_TRY(make_plan(ctx, gpu, img, params, fi, &plan));
+
+    const kiln_vk_pipeline *pipes[2];
+    for (int i = 0; i < plan.npass; i++) {
+        kiln_vk_pipeline_desc desc = {
+            .shader = plan.pass[i].shader,
+            .local_size = plan.pass[i].local,
+            .spec = plan.pass[i].spec,
+            .nspec = 4,
+            .nbindings = 3,
+            .push_size = KILN_EBC_PUSH_WORDS * 4,
+            .subgroup_size = subgroup_size,
+        };
+        KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipes[i]));
+    }
+
+    const uint32_t w = img->width, h = img->height;
+    const uint32_t bx = (w + 3) / 4, by = (h + 3) / 4;
+    const uint32_t words_per_texel = plan.prepared_words == 2 ? 2u : 1u;
+    const size_t in_row = (size_t)w * 4 * 4 * words_per_texel; /* bytes per block row of input */
+    const size_t out_row = (size_t)bx * fi->block_bytes;
+    size_t limit = gpu->props.limits.maxStorageBufferRange;
+    if (limit > EBC_BATCH_MAX) limit = EBC_BATCH_MAX;
+    const char *dbg = getenv("KILN_GPU_BATCH_BYTES");
+    if (dbg && strtoull(dbg, NULL, 10) > 0 && strtoull(dbg, NULL, 10) < limit) limit = (size_t)strtoull(dbg, NULL, 10);
+    size_t rows = limit / (in_row > out_row ? in_row : out_row);
+    if (rows == 0)
+        return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "a block row of the %ux%u image exceeds the device's buffer range", w, h);
+    if (rows > by) rows = by;
+    const size_t fb_words = (rows * bx + 31) / 32;
+
+    kiln_vk_io in, out, fbits;
+    memset(&in, 0, sizeof in);
+    memset(&out, 0, sizeof out);
+    memset(&fbits, 0, sizeof fbits);
+    uint32_t *flist = NULL;
+    size_t nflagged_total = 0;
+    kiln_status st = kiln_vk_io_create(ctx, gpu, rows * in_row, 0, &in);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, rows * out_row, 1, &out);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, fb_words * 4, 1, &fbits);
+    int any_fallback = 0;
+    for (int i = 0; i < plan.npass; i++) any_fallback |= plan.pass[i].fallback;
+    if (st == KILN_OK && any_fallback) {
+        flist = kiln__malloc(ctx, rows * bx * sizeof *flist);
+        if (!flist) st = KILN_ERR_OUT_OF_MEMORY;
+    }
+    double total_ms = 0.0;
+    for (uint32_t r0 = 0; st == KILN_OK && r0 < by; r0 += (uint32_t)rows) {
+        const uint32_t nrows = by - r0 < rows ? by - r0 : (uint32_t)rows;
+        const uint32_t y0 = r0 * 4, ty = h - y0 < nrows * 4 ? h - y0 : nrows * 4;
+        const size_t in_bytes = (size_t)ty * w * 4 * words_per_texel, out_bytes = (size_t)nrows * out_row;
+        const size_t nblocks = (size_t)nrows * bx;
+        void *map = kiln_vk_io_map(&in);
+        if (plan.prepared_words == 0) {
+            memcpy(map, (const uint8_t *)img->pixels + (size_t)y0 * w * 4, in_bytes);
+        } else {
+            prep_job pj = {img, map, y0, ty, (int)words_per_texel, plan.channel_kind, plan.signed_map};
+            st = kiln__parallel_for(ctx, ty, 4, prep_rows, &pj);
+            if (st != KILN_OK) break;
+        }
+        st = kiln_vk_buffer_flush(ctx, gpu, in.direct ? &in.dev : &in.staging);
+        if (st != KILN_OK) break;
+        kiln_vk_cmd cmd;
+        st = kiln_vk_cmd_begin(ctx, gpu, (uint32_t)plan.npass, &cmd);
+        if (st != KILN_OK) break;
+        kiln_vk_cmd_upload(&cmd, &in, in_bytes);
+        kiln_vk_cmd_timestamp(&cmd, 0);
+        const float sw[3] = {params->perceptual ? sqrtf(0.299f * 3.0f) : 1.0f, params->perceptual ? sqrtf(0.587f * 3.0f) : 1.0f,
+                             params->perceptual ? sqrtf(0.114f * 3.0f) : 1.0f};
+        uint32_t push[KILN_EBC_PUSH_WORDS] = {bx, nrows, w, ty,
+                                              (uint32_t)params->alpha_threshold | (params->perceptual ? 1u << 8 : 0u) |
+                                                  (params->alpha_cutout ? 1u << 9 : 0u) | ((uint32_t)params->quality & 3u) << 10};
+        memcpy(&push[5], sw, sizeof sw);
+        kiln_vk_binding b[3] = {{.buffer = in.dev.buffer, .range = in_bytes},
+                                {.buffer = out.dev.buffer, .range = out_bytes},
+                                {.buffer = fbits.dev.buffer, .range = ((nblocks + 31) / 32) * 4}};
+        for (int i = 0; st == KILN_OK && i < plan.npass; i++) {
+            const ebc_pass *ps = &plan.pass[i];
+            uint64_t items = (uint64_t)nblocks * ps->tasks_per_block * ps->per_task;
+            st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipes[i], b, push, items);
+        }
+        kiln_vk_cmd_timestamp(&cmd, 1);
+        kiln_vk_cmd_download(&cmd, &out, out_bytes);
+        if (any_fallback) kiln_vk_cmd_download(&cmd, &fbits, ((nblocks + 31) / 32) * 4);
+        double ms = 0.0;
+        if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
+        kiln_vk_cmd_free(&cmd);
+        total_ms += ms;
+        if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out.direct ? &out.dev : &out.staging);
+        if (st == KILN_OK && any_fallback)
+            st = kiln_vk_buffer_invalidate(ctx, gpu, fbits.direct ? &fbits.dev : &fbits.staging);
+        if (st != KILN_OK) break;
+        uint8_t *d = dst + (size_t)r0 * out_row;
+        memcpy(d, kiln_vk_io_map(&out), out_bytes);
+        if (any_fallback) {
+            const uint32_t *bits = kiln_vk_io_map(&fbits);
+            size_t nf = 0;
+            for (size_t k = 0; k < nblocks; k++)
+                if (bits[k / 32] >> (k % 32) & 1u) flist[nf++] = (uint32_t)k;
+            if (nf) {
+                fallback_job fj = {img, params, kiln__block_encoder(fi->format), flist, d, bx, fi->block_bytes, plan.signed_map};
+                /* the list's block numbers are relative to this batch: shift the image rows */
+                kiln_image sub = *img;
+                sub.pixels = (uint8_t *)img->pixels + (size_t)y0 * w * 4 * (size_t)img->type;
+                sub.height = h - y0;
+                fj.img = &sub;
+                st = kiln__parallel_for(ctx, nf, 16, fallback_blocks, &fj);
+                nflagged_total += nf;
+            }
+        }
+        if (st == KILN_OK) st = kiln__progress(ctx, (float)(r0 + nrows) / (float)by);
+    }
+    free(flist);
+    kiln_vk_io_destroy(gpu, &in);
+    kiln_vk_io_destroy(gpu, &out);
+    kiln_vk_io_destroy(gpu, &fbits);
+    if (st != KILN_OK) return st;
+    if (ctx->params.verbose && any_fallback)
+        fprintf(stderr, "kiln: %s on the GPU: %zu of %zu blocks were encoded by the CPU encoder (flat, near-flat or degenerate blocks, transparent or cut-out texels)\n",
+                fi->name, nflagged_total, (size_t)bx * by);
+    ctx->last_gpu_ms = total_ms;
+    return KILN_OK;
 }

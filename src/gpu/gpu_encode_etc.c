@@ -1,10 +1,388 @@
-/* gpu_encode_etc.c - PLACEHOLDER: being written (GPU encoders). Reports UNSUPPORTED until then. */
+/* gpu_encode_etc.c - the GPU encoders of the ETC family (kiln__gpu_encode routes ETC1 / ETC2 / EAC here).
+ *
+ * Done: EAC R11 / RG11 (unsigned and signed) in two designs, selected by params->gpu_strategy:
+ *   0 (kiln)  shaders/enc_eac.comp: bit-identical to the CPU encoder (src/codec/eac_enc.c) at every
+ *             quality, tie-breaking included; 4 blocks per workgroup of 64, a lane per table, exact
+ *             pruning (two conditions, or with KILN_GPU_EAC_PRUNE=1 in the environment the CPU's five:
+ *             a specialisation constant that bench/ compares); the few jobs whose CPU range estimate
+ *             sits exactly on a double rounding boundary are flagged by the shader and re-encoded here
+ *             on the CPU (see enc_etc_eac.glsl and enc_eac.comp).
+ *   1 (seed)  shaders/enc_eac_seed.comp: betsy's design, 256 invocations per block (one per base),
+ *             every table x multiplier, tree reduction: an exact optimum (same error as kiln's design
+ *             at high/max, ties may differ). Shared-memory preload of the targets or direct reads:
+ *             specialisation constant, chosen by the environment variable KILN_GPU_ETC_PRELOAD=0/1
+ *             (default 1) for tests and bench/.
+ * ETC1, seed only (gpu_strategy 1): shaders/enc_etc1_seed.comp, betsy's 4 invocations per block (flip x
+ *   individual / differential), each an rg_etc1-style base search (radius by quality), min-reduction;
+ *   same KILN_GPU_ETC_PRELOAD switch. Not bit-identical to the CPU (a different search): tests bound its
+ *   PSNR against the CPU's. Strategy 0 (kiln) reports KILN_ERR_UNSUPPORTED for ETC1.
+ * Not yet: ETC1 with kiln's design, ETC2 RGB / RGB A1 and the colour of ETC2 RGBA (the EAC alpha pass is written:
+ * enc_eac.comp with KIND 0, reached through the test hook kiln__gpu_encode_etc2_alpha), and dithering: those report KILN_ERR_UNSUPPORTED, so AUTO encodes them on
+ * the CPU.
+ *
+ * Input: 8-bit images go up as they are (the shader reads the channel byte) for unsigned R11 and the
+ * alpha; 16-bit / float sources and signed R11 go up as int32 targets computed here exactly as the
+ * CPU driver (encode.c fetch_texel) and eac_enc.c compute them. */
+#include "codec/etc_enc.h"
 #include "gpu/gpu_encode.h"
+#include "gpu/vk.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- host-side targets */
+
+static inline float clamp01f(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; }
+
+/* The texel as encode.c's fetch_texel sees it (rgba8, rgba16, f), before the signed mapping. */
+static void fetch_px(const kiln_image *img, uint32_t x, uint32_t y, uint8_t r8[4], uint16_t r16[4], float f[4])
+{
+    size_t base = ((size_t)y * img->width + x) * 4;
+    if (img->type == KILN_PIXEL_U8) {
+        const uint8_t *p = (const uint8_t *)img->pixels + base;
+        for (int c = 0; c < 4; c++) {
+            r8[c] = p[c];
+            r16[c] = (uint16_t)(p[c] * 257u);
+            f[c] = (float)p[c] * (1.0f / 255.0f);
+        }
+    } else if (img->type == KILN_PIXEL_U16) {
+        const uint16_t *p = (const uint16_t *)img->pixels + base;
+        for (int c = 0; c < 4; c++) {
+            r8[c] = (uint8_t)(((uint32_t)p[c] * 255u + 32767u) / 65535u);
+            r16[c] = p[c];
+            f[c] = (float)p[c] * (1.0f / 65535.0f);
+        }
+    } else {
+        const float *p = (const float *)img->pixels + base;
+        for (int c = 0; c < 4; c++) {
+            float v = p[c];
+            if (v != v) v = 0.0f;
+            float u = clamp01f(v);
+            r8[c] = (uint8_t)(u * 255.0f + 0.5f);
+            r16[c] = (uint16_t)(u * 65535.0f + 0.5f);
+            f[c] = v;
+        }
+    }
+}
+
+typedef struct eac_job {
+    const kiln_image *img;
+    int kind;      /* 0 alpha8, 1 unsigned R11, 2 signed R11 */
+    int nch;       /* channels per block */
+    int ch0;       /* first image channel */
+    int signed_map;
+    int32_t *targets;
+} eac_job;
+
+/* The target of one texel channel, as eac_enc.c's kiln__eac_target_* computes it. */
+static int32_t target_of(const eac_job *j, uint32_t x, uint32_t y, int ch)
+{
+    uint8_t r8[4];
+    uint16_t r16[4];
+    float f[4];
+    fetch_px(j->img, x, y, r8, r16, f);
+    if (j->kind == 0) return r8[ch];
+    if (j->kind == 1) return (int32_t)r16[ch] * 2047;
+    float v = f[ch];
+    if (j->signed_map) v = v * 2.0f - 1.0f;
+    if (!(v >= -1.0f)) v = v > 0 ? 1.0f : -1.0f;
+    if (v > 1.0f) v = 1.0f;
+    return (int32_t)llround((double)v * 1023.0 * 65536.0);
+}
+
+static void targets_rows(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const eac_job *j = user;
+    const uint32_t w = j->img->width;
+    for (size_t y = begin; y < end; y++)
+        for (uint32_t x = 0; x < w; x++)
+            for (int c = 0; c < j->nch; c++)
+                j->targets[((size_t)y * w + x) * (size_t)j->nch + (size_t)c] = target_of(j, x, (uint32_t)y, j->ch0 + c);
+}
+
+/* CPU encode of one job (block, channel) into out (8 bytes): the exact CPU result. */
+static void cpu_job(const eac_job *j, uint32_t bx, uint32_t block, int ch, int quality, uint8_t out[8])
+{
+    eac_target tg;
+    tg.kind = j->kind;
+    tg.scale = j->kind == 0 ? 1 : (j->kind == 1 ? 65535 : 65536);
+    const uint32_t x0 = (block % bx) * 4, y0 = (block / bx) * 4;
+    for (uint32_t p = 0; p < 16; p++) {
+        uint32_t x = x0 + (p & 3), y = y0 + (p >> 2);
+        if (x >= j->img->width) x = j->img->width - 1;
+        if (y >= j->img->height) y = j->img->height - 1;
+        tg.t[p] = target_of(j, x, y, j->ch0 + ch);
+    }
+    kiln__eac_encode_channel(&tg, quality, 0, out);
+}
+
+/* ---------------------------------------------------------------- the EAC pass */
+
+static kiln_status check_int64(kiln_context *ctx, kiln_gpu *gpu)
+{
+    VkPhysicalDeviceFeatures f;
+    vkGetPhysicalDeviceFeatures(gpu->physical, &f);
+    if (!f.shaderInt64)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "the GPU EAC encoders need 64-bit integers in shaders; %s has none",
+                          gpu->props.deviceName);
+    return KILN_OK;
+}
+
+/* Encodes nch EAC channels per block into dst: the 8 bytes of channel c of block i at byte
+ * (i * out_stride + out_off + 2 c) * 4. */
+static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params, int kind,
+                            int nch, int ch0, uint32_t out_stride, uint32_t out_off, uint32_t subgroup_size,
+                            uint8_t *dst, double *ms_out)
+{
+    const kiln_format_info *fi = kiln_format_get_info(params->format);
+    kiln_gpu *gpu;
+    KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    KILN_TRY(check_int64(ctx, gpu));
+    const int seed = params->gpu_strategy == 1;
+    int preload = 1;
+    const char *pe = getenv("KILN_GPU_ETC_PRELOAD");
+    if (pe && pe[0] == '0') preload = 0;
+    const char *pr = getenv("KILN_GPU_EAC_PRUNE");
+    const uint32_t prune = pr && pr[0] == '1' ? 1u : 0u;
+
+    const uint32_t w = img->width, h = img->height, bx = (w + 3) / 4, by = (h + 3) / 4;
+    const uint64_t nblocks = (uint64_t)bx * by, njobs = nblocks * (uint64_t)nch;
+    const int inmode = (img->type == KILN_PIXEL_U8 && kind != 2) ? 0 : 1;
+    const uint64_t in_bytes = (uint64_t)w * h * 4u * (inmode ? (uint64_t)nch : 1u);
+    const uint64_t out_bytes = nblocks * out_stride * 4u, flag_bytes = njobs * 4u;
+    const uint64_t range = gpu->props.limits.maxStorageBufferRange;
+    if (in_bytes > range || out_bytes > range || njobs > UINT32_MAX / 256u)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "%ux%u %s: %llu bytes of input exceed the device's storage buffer range (%llu) of one GPU pass",
+                          w, h, fi->name, (unsigned long long)in_bytes, (unsigned long long)range);
+
+    if (seed && (gpu->props.limits.maxComputeWorkGroupInvocations < 256 || gpu->props.limits.maxComputeWorkGroupSize[0] < 256))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "the seed EAC design needs workgroups of 256; %s allows %u",
+                          gpu->props.deviceName, gpu->props.limits.maxComputeWorkGroupInvocations);
+    const uint32_t spec[3] = {(uint32_t)kind, (uint32_t)inmode, seed ? (uint32_t)preload : prune};
+    const kiln_vk_pipeline *pipe;
+    kiln_vk_pipeline_desc desc = {
+        .shader = seed ? "enc_eac_seed" : "enc_eac",
+        .local_size = seed ? 256 : 64,
+        .spec = spec,
+        .nspec = 3,
+        .nbindings = 3,
+        .push_size = 9 * 4,
+        .subgroup_size = subgroup_size,
+    };
+    KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
+
+    kiln_vk_io in, out, flags;
+    memset(&in, 0, sizeof in);
+    memset(&out, 0, sizeof out);
+    memset(&flags, 0, sizeof flags);
+    kiln_vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    eac_job job = {img, kind, nch, ch0, (fi->flags & KILN_FF_SIGNED) && img->type != KILN_PIXEL_F32, NULL};
+    kiln_status st = kiln_vk_io_create(ctx, gpu, in_bytes, 0, &in);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, out_bytes, 1, &out);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, flag_bytes, 1, &flags);
+    if (st == KILN_OK) {
+        if (inmode == 0) {
+            memcpy(kiln_vk_io_map(&in), img->pixels, (size_t)in_bytes);
+        } else {
+            job.targets = kiln_vk_io_map(&in);
+            st = kiln__parallel_for(ctx, h, 16, targets_rows, &job);
+        }
+    }
+    if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, in.direct ? &in.dev : &in.staging);
+    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 1, &cmd);
+    double ms = 0.0;
+    if (st == KILN_OK) {
+        kiln_vk_cmd_upload(&cmd, &in, in_bytes);
+        kiln_vk_cmd_timestamp(&cmd, 0);
+        uint32_t push[9] = {w, h, bx, (uint32_t)njobs, (uint32_t)nch, (uint32_t)ch0, out_stride, out_off, (uint32_t)params->quality};
+        kiln_vk_binding b[3] = {{.buffer = in.dev.buffer, .range = in_bytes},
+                                {.buffer = out.dev.buffer, .range = out_bytes},
+                                {.buffer = flags.dev.buffer, .range = flag_bytes}};
+        /* kiln: 16 invocations per job (4 jobs per workgroup); seed: 256 per job */
+        st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, njobs * (seed ? 256u : 16u));
+        kiln_vk_cmd_timestamp(&cmd, 1);
+        kiln_vk_cmd_download(&cmd, &out, out_bytes);
+        kiln_vk_cmd_download(&cmd, &flags, flag_bytes);
+        if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
+    }
+    kiln_vk_cmd_free(&cmd);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out.direct ? &out.dev : &out.staging);
+    if (st == KILN_OK && !seed) st = kiln_vk_buffer_invalidate(ctx, gpu, flags.direct ? &flags.dev : &flags.staging);
+    if (st == KILN_OK) {
+        const uint32_t *o = kiln_vk_io_map(&out);
+        /* only this pass's words: other passes (ETC2 RGBA colour) own the rest of each block */
+        if (out_stride == 2u * (uint32_t)nch && out_off == 0) {
+            memcpy(dst, o, (size_t)out_bytes);
+        } else {
+            for (uint64_t i = 0; i < nblocks; i++)
+                memcpy(dst + (i * out_stride + out_off) * 4, o + i * out_stride + out_off, 8u * (size_t)nch);
+        }
+        if (!seed) {
+            const uint32_t *fl = kiln_vk_io_map(&flags);
+            for (uint64_t jn = 0; jn < njobs; jn++)
+                if (fl[jn])
+                    cpu_job(&job, bx, (uint32_t)(jn / (uint64_t)nch), (int)(jn % (uint64_t)nch), params->quality,
+                            dst + ((jn / (uint64_t)nch) * out_stride + out_off + 2 * (jn % (uint64_t)nch)) * 4);
+        }
+    }
+    kiln_vk_io_destroy(gpu, &in);
+    kiln_vk_io_destroy(gpu, &out);
+    kiln_vk_io_destroy(gpu, &flags);
+    if (st == KILN_OK) *ms_out = ms;
+    return st;
+}
+
+/* Test hook (no header: tests/unit/test_gpu_encode_etc.c declares it): the EAC alpha of ETC2 RGBA alone, into
+ * bytes 0..7 of each 16-byte block of dst (bytes 8..15 are left as they are), with kiln's design or the
+ * seed's (params->gpu_strategy). The ETC2 colour half has no GPU encoder yet. */
+kiln_status kiln__gpu_encode_etc2_alpha(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                                        uint32_t subgroup_size, uint8_t *dst, size_t dst_size);
+kiln_status kiln__gpu_encode_etc2_alpha(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                                        uint32_t subgroup_size, uint8_t *dst, size_t dst_size)
+{
+    if (!img || !img->pixels || img->width == 0 || img->height == 0 || !params)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU ETC2 alpha encode: empty image or no parameters");
+    size_t need = kiln_format_image_size(KILN_FORMAT_ETC2_RGBA8_UNORM, img->width, img->height);
+    if (need == 0 || !dst || dst_size < need)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU ETC2 alpha encode of %ux%u needs %zu bytes", img->width,
+                          img->height, need);
+    if (params->dither) return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "etc2-rgba: the GPU encoders do not dither");
+    double ms = 0.0;
+    KILN_TRY(eac_pass(ctx, img, params, 0, 1, 3, 4, 0, subgroup_size, dst, &ms));
+    ctx->last_gpu_ms = ms;
+    return KILN_OK;
+}
+
+/* ---------------------------------------------------------------- the ETC1 seed pass */
+
+/* RGBA8 rows of any source (fetch_px's 8-bit view), for the colour seed shaders. */
+typedef struct rgba8_job {
+    const kiln_image *img;
+    uint8_t *out;
+} rgba8_job;
+
+static void rgba8_rows(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const rgba8_job *j = user;
+    const uint32_t w = j->img->width;
+    for (size_t y = begin; y < end; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            uint16_t r16[4];
+            float f[4];
+            fetch_px(j->img, x, (uint32_t)y, j->out + ((size_t)y * w + x) * 4, r16, f);
+        }
+}
+
+/* betsy's ETC1 design (shaders/enc_etc1_seed.comp): 4 invocations per block, 8 bytes per block into dst. */
+static kiln_status etc1_seed_pass(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                                  uint32_t subgroup_size, uint8_t *dst, double *ms_out)
+{
+    const kiln_format_info *fi = kiln_format_get_info(params->format);
+    kiln_gpu *gpu;
+    KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    int preload = 1;
+    const char *pe = getenv("KILN_GPU_ETC_PRELOAD");
+    if (pe && pe[0] == '0') preload = 0;
+    const uint32_t w = img->width, h = img->height, bx = (w + 3) / 4, by = (h + 3) / 4;
+    const uint64_t nblocks = (uint64_t)bx * by;
+    const uint64_t in_bytes = (uint64_t)w * h * 4u, out_bytes = nblocks * 8u;
+    const uint64_t range = gpu->props.limits.maxStorageBufferRange;
+    if (in_bytes > range || out_bytes > range || nblocks > UINT32_MAX / 4u)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "%ux%u %s: %llu bytes of input exceed the device's storage buffer range (%llu) of one GPU pass",
+                          w, h, fi->name, (unsigned long long)in_bytes, (unsigned long long)range);
+    const uint32_t spec[1] = {(uint32_t)preload};
+    const kiln_vk_pipeline *pipe;
+    kiln_vk_pipeline_desc desc = {
+        .shader = "enc_etc1_seed",
+        .local_size = 64,
+        .spec = spec,
+        .nspec = 1,
+        .nbindings = 2,
+        .push_size = 5 * 4,
+        .subgroup_size = subgroup_size,
+    };
+    KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
+
+    kiln_vk_io in, out;
+    memset(&in, 0, sizeof in);
+    memset(&out, 0, sizeof out);
+    kiln_vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    kiln_status st = kiln_vk_io_create(ctx, gpu, in_bytes, 0, &in);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, out_bytes, 1, &out);
+    if (st == KILN_OK) {
+        if (img->type == KILN_PIXEL_U8) {
+            memcpy(kiln_vk_io_map(&in), img->pixels, (size_t)in_bytes);
+        } else {
+            rgba8_job job = {img, kiln_vk_io_map(&in)};
+            st = kiln__parallel_for(ctx, h, 16, rgba8_rows, &job);
+        }
+    }
+    if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, in.direct ? &in.dev : &in.staging);
+    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 1, &cmd);
+    double ms = 0.0;
+    if (st == KILN_OK) {
+        kiln_vk_cmd_upload(&cmd, &in, in_bytes);
+        kiln_vk_cmd_timestamp(&cmd, 0);
+        uint32_t push[5] = {w, h, bx, (uint32_t)nblocks, (uint32_t)params->quality};
+        kiln_vk_binding b[2] = {{.buffer = in.dev.buffer, .range = in_bytes}, {.buffer = out.dev.buffer, .range = out_bytes}};
+        /* 4 invocations per block, 16 blocks per workgroup of 64 */
+        st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, (nblocks + 15u) / 16u * 64u);
+        kiln_vk_cmd_timestamp(&cmd, 1);
+        kiln_vk_cmd_download(&cmd, &out, out_bytes);
+        if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
+    }
+    kiln_vk_cmd_free(&cmd);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out.direct ? &out.dev : &out.staging);
+    if (st == KILN_OK) memcpy(dst, kiln_vk_io_map(&out), (size_t)out_bytes);
+    kiln_vk_io_destroy(gpu, &in);
+    kiln_vk_io_destroy(gpu, &out);
+    if (st == KILN_OK) *ms_out = ms;
+    return st;
+}
+
+/* ---------------------------------------------------------------- entry */
 
 kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
-                                uint32_t subgroup_size, uint8_t *dst, size_t dst_size)
+                                 uint32_t subgroup_size, uint8_t *dst, size_t dst_size)
 {
-    (void)img; (void)subgroup_size; (void)dst; (void)dst_size;
-    return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s has no GPU encoder yet",
-                      kiln_format_get_info(params->format)->name);
+    const kiln_format_info *fi = kiln_format_get_info(params->format);
+    if (!fi) return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode: unknown format %d", (int)params->format);
+    if (!img || !img->pixels || img->width == 0 || img->height == 0)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU %s encode: empty image", fi->name);
+    size_t need = kiln_format_image_size(fi->format, img->width, img->height);
+    if (need == 0 || !dst || dst_size < need)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU %s encode of %ux%u needs %zu bytes, the buffer holds %zu",
+                          fi->name, img->width, img->height, need, dst ? dst_size : (size_t)0);
+    if (params->gpu_strategy != 0 && params->gpu_strategy != 1)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU strategy %d is neither kiln (0) nor seed (1)", params->gpu_strategy);
+    if (params->dither)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s: the GPU encoders do not dither", fi->name);
+    if ((fi->format == KILN_FORMAT_ETC1_UNORM || fi->format == KILN_FORMAT_ETC1_SRGB) && params->gpu_strategy == 1) {
+        double ms = 0.0;
+        KILN_TRY(etc1_seed_pass(ctx, img, params, subgroup_size, dst, &ms));
+        ctx->last_gpu_ms = ms;
+        return KILN_OK;
+    }
+    int kind, nch;
+    switch (fi->format) {
+    case KILN_FORMAT_EAC_R11_UNORM: kind = 1; nch = 1; break;
+    case KILN_FORMAT_EAC_R11_SNORM: kind = 2; nch = 1; break;
+    case KILN_FORMAT_EAC_RG11_UNORM: kind = 1; nch = 2; break;
+    case KILN_FORMAT_EAC_RG11_SNORM: kind = 2; nch = 2; break;
+    default:
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "%s has no GPU encoder yet for GPU strategy %d (the GPU covers EAC R11/RG11, and ETC1 with the seed strategy 1)",
+                          fi->name, params->gpu_strategy);
+    }
+    double ms = 0.0;
+    KILN_TRY(eac_pass(ctx, img, params, kind, nch, 0, 2u * (uint32_t)nch, 0, subgroup_size, dst, &ms));
+    ctx->last_gpu_ms = ms;
+    return KILN_OK;
 }

@@ -2,6 +2,7 @@
  * The arithmetic is specified in mip.h; the sRGB and unorm conversions come from image/color.h. */
 #include "mip/mip.h"
 #include "image/color.h"
+#include "gpu/gpu.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -665,6 +666,8 @@ static kiln_status check_params(kiln_context *ctx, const kiln_mip_params *p, uin
                           (double)p->alpha_coverage_ref);
     if (p->normal_map && p->color == KILN_MIP_COLOR_SRGB)
         return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "mipmaps: a normal map is linear data; it cannot be sRGB");
+    if ((unsigned)p->strategy > KILN_MIP_STRATEGY_BASELINE)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "mipmaps: unknown GPU strategy %d", (int)p->strategy);
     uint32_t maxl = kiln_mip_level_count(w, h);
     if (p->levels > maxl)
         return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "mipmaps: %u levels requested but a %ux%u image has at most %u",
@@ -702,6 +705,70 @@ static sink_kind kind_of(kiln_pixel_type t)
     return t == KILN_PIXEL_U8 ? SINK_U8 : t == KILN_PIXEL_U16 ? SINK_U16 : SINK_F32;
 }
 
+/* ---------------------------------------------------------------- backend dispatch (GPU) */
+
+/* The GPU path (src/gpu/gpu_mip.c) for levels 1.. of `count` images whose sinks are
+ * sinks[i * levels + l]. Returns 1 when the GPU handled them (*st is its status; also an error such as
+ * backend VULKAN without a device or an unsupported explicit strategy), 0 when the CPU should run
+ * the chain (backend CPU, AUTO without a device, or what the GPU path does not cover under strategy
+ * AUTO). Level 0 is always written by the CPU (run_chain with one level). */
+static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image *images, uint32_t count,
+                   uint32_t levels, const sink *sinks, kiln_status *st)
+{
+    *st = KILN_OK;
+    if (levels < 2) return 0;
+    kiln_status gs = KILN_OK;
+    int want = kiln__gpu_wanted(ctx, &gs);
+    if (gs != KILN_OK) {
+        *st = gs;
+        return 1;
+    }
+    if (!want) return 0;
+    const int auto_strategy = p->strategy == KILN_MIP_STRATEGY_AUTO;
+    const char *why = NULL;
+    if (p->filter != KILN_MIP_FILTER_BOX) why = "the quality filters (Kaiser, Lanczos-3, Mitchell) run on the CPU";
+    else if (p->normal_map) why = "normal maps are renormalised on the CPU";
+    else if (p->alpha_coverage_ref > 0.0f) why = "alpha-coverage scaling runs on the CPU";
+    else if (images[0].type == KILN_PIXEL_U16) why = "16-bit images are filtered on the CPU";
+    else if (sinks[0].comps != 4 || sinks[0].kind == SINK_U16) why = "R8, RG8 and 16-bit unorm outputs are made on the CPU";
+    if (why) {
+        if (auto_strategy) {
+            if (ctx->params.verbose) fprintf(stderr, "kiln: mipmaps on the CPU: %s\n", why);
+            return 0;
+        }
+        *st = kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "mipmaps: no GPU strategy for this request: %s", why);
+        return 1;
+    }
+    uint8_t *weighted = kiln__malloc(ctx, count);
+    uint8_t **dst = kiln__calloc(ctx, (size_t)count * levels, sizeof *dst);
+    const int srgb = resolve_srgb(p, &images[0], 0);
+    if (!weighted || !dst) {
+        free(weighted);
+        free(dst);
+        *st = KILN_ERR_OUT_OF_MEMORY;
+        return 1;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        cfg cf;
+        resolve_cfg(&cf, p, &images[i], srgb);
+        weighted[i] = (uint8_t)cf.weighted;
+        for (uint32_t l = 0; l < levels; l++) dst[(size_t)i * levels + l] = sinks[(size_t)i * levels + l].data;
+    }
+    kiln__gpu_mip_job job = {.images = images, .count = count, .levels = levels, .decode_srgb = srgb,
+                             .out_srgb = sinks[0].srgb, .out_kind = (int)sinks[0].kind, .weighted = weighted,
+                             .dst = dst, .strategy = (int)p->strategy};
+    kiln_status r = kiln__gpu_mip(ctx, &job);
+    free(weighted);
+    free(dst);
+    if (r == KILN_ERR_UNSUPPORTED && auto_strategy) {
+        if (ctx->params.verbose) fprintf(stderr, "kiln: mipmaps on the CPU: %s\n", kiln_last_error(ctx));
+        kiln__clear_error(ctx);
+        return 0;
+    }
+    *st = r;
+    return 1;
+}
+
 /* ---------------------------------------------------------------- public API */
 
 kiln_status kiln_mip_generate(kiln_context *ctx, const kiln_image *base, const kiln_mip_params *params,
@@ -737,7 +804,13 @@ kiln_status kiln_mip_generate(kiln_context *ctx, const kiln_image *base, const k
         levels_out[l].hdr = base->hdr;
         sinks[l] = (sink){.data = levels_out[l].pixels, .kind = kind_of(base->type), .comps = 4, .srgb = cf.srgb};
     }
-    if (st == KILN_OK) st = run_chain(ctx, base, &cf, levels, sinks, 0.0f, 1.0f);
+    if (st == KILN_OK) {
+        if (try_gpu(ctx, params, base, 1, levels, sinks, &st)) {
+            if (st == KILN_OK) st = run_chain(ctx, base, &cf, 1, sinks, 0.0f, 1.0f); /* level 0 */
+        } else if (st == KILN_OK) {
+            st = run_chain(ctx, base, &cf, levels, sinks, 0.0f, 1.0f);
+        }
+    }
     if (st != KILN_OK) {
         for (uint32_t l = 0; l < levels; l++) kiln_image_free(&levels_out[l]);
         return st;
@@ -808,6 +881,22 @@ kiln_status kiln_mip_texture_layers(kiln_context *ctx, const kiln_image *images,
     out->is_array = is_array ? 1 : 0;
     out->premultiplied = params->alpha == KILN_MIP_ALPHA_PREMULTIPLIED;
     kiln_status st = KILN_OK;
+    /* the GPU path: every image in one batch (levels >= 1), then level 0 of each on the CPU */
+    sink *all = kiln__calloc(ctx, (size_t)count * levels, sizeof *all);
+    if (!all) {
+        kiln_texture_free(out);
+        return KILN_ERR_OUT_OF_MEMORY;
+    }
+    for (uint32_t i = 0; i < count && st == KILN_OK; i++)
+        for (uint32_t l = 0; l < levels; l++) {
+            all[(size_t)i * levels + l] = proto;
+            all[(size_t)i * levels + l].data = kiln_texture_image(out, l, i / faces, i % faces, NULL);
+            if (!all[(size_t)i * levels + l].data)
+                st = kiln__fail(ctx, KILN_ERR_INTERNAL, "mipmaps: no storage for level %u layer %u face %u", l, i / faces,
+                                i % faces);
+        }
+    int on_gpu = st == KILN_OK && try_gpu(ctx, params, images, count, levels, all, &st);
+    free(all);
     for (uint32_t i = 0; i < count && st == KILN_OK; i++) {
         uint32_t layer = i / faces, face = i % faces;
         sink sinks[KILN_MAX_LEVELS];
@@ -823,7 +912,8 @@ kiln_status kiln_mip_texture_layers(kiln_context *ctx, const kiln_image *images,
         if (st != KILN_OK) break;
         cfg cf;
         resolve_cfg(&cf, params, &images[i], srgb);
-        st = run_chain(ctx, &images[i], &cf, levels, sinks, (float)i / (float)count, (float)(i + 1) / (float)count);
+        st = run_chain(ctx, &images[i], &cf, on_gpu ? 1 : levels, sinks, (float)i / (float)count,
+                       (float)(i + 1) / (float)count);
     }
     if (st != KILN_OK) kiln_texture_free(out);
     return st;

@@ -384,6 +384,59 @@ static uint32_t bc1_block_error(const uint8_t blk[8], const kiln_block *b, int a
     return e;
 }
 
+/* bc1_black: dark texels may take the three-colour mode's black. The decoded error never exceeds the
+ * plain encoding's, dark blocks do use it, and punch-through BC1 ignores the option. */
+static void bc1_black(void **state)
+{
+    (void)state;
+    kiln_context *ctx = kt_context(1, KILN_BACKEND_CPU);
+    kiln_image img = load(ctx, "ldr/Sara_Head_Diff_256_rgba.png");
+    kiln_image c = crop(ctx, &img, 0, 0, 128, 128);
+    int used = 0, better = 0;
+    for (uint32_t by = 0; by < 32; by++)
+        for (uint32_t bx = 0; bx < 32; bx++) {
+            kiln_block b;
+            memset(&b, 0, sizeof b);
+            const uint8_t *px = c.pixels;
+            for (int t = 0; t < 16; t++)
+                for (int ch = 0; ch < 4; ch++) {
+                    uint8_t v = px[(((size_t)by * 4 + (t >> 2)) * c.width + bx * 4 + (t & 3)) * 4 + ch];
+                    b.rgba8[t * 4 + ch] = ch == 3 ? 255 : v;
+                    b.rgba16[t * 4 + ch] = (uint16_t)(b.rgba8[t * 4 + ch] * 257);
+                    b.f[t * 4 + ch] = b.rgba8[t * 4 + ch] / 255.0f;
+                }
+            for (int q = KILN_QUALITY_NORMAL; q <= KILN_QUALITY_MAX; q++) {
+                kiln_encode_params p;
+                kiln_encode_params_init(&p, KILN_FORMAT_BC1_RGB_UNORM, (kiln_quality)q);
+                uint8_t plain[8], black[8];
+                kiln__enc_bc1(&b, plain, &p);
+                p.bc1_black = 1;
+                kiln__enc_bc1(&b, black, &p);
+                uint32_t e0 = bc1_block_error(plain, &b, 0), e1 = bc1_block_error(black, &b, 0);
+                assert_true(e1 <= e0);
+                better += e1 < e0;
+                uint16_t c0 = (uint16_t)(black[0] | black[1] << 8), c1 = (uint16_t)(black[2] | black[3] << 8);
+                uint32_t idx = (uint32_t)black[4] | (uint32_t)black[5] << 8 | (uint32_t)black[6] << 16 | (uint32_t)black[7] << 24;
+                if (c0 <= c1)
+                    for (int t = 0; t < 16; t++) used += (idx >> (2 * t) & 3u) == 3u;
+                /* punch-through BC1 never takes it: the texels would turn transparent */
+                kiln_encode_params pa;
+                kiln_encode_params_init(&pa, KILN_FORMAT_BC1_RGBA_UNORM, (kiln_quality)q);
+                uint8_t a0[8], a1[8];
+                kiln__enc_bc1(&b, a0, &pa);
+                pa.bc1_black = 1;
+                kiln__enc_bc1(&b, a1, &pa);
+                assert_memory_equal(a0, a1, 8);
+            }
+        }
+    print_message("bc1_black: %d block encodings improved, %d texels at black\n", better, used);
+    assert_true(better > 20);
+    assert_true(used > 100);
+    kiln_image_free(&c);
+    kiln_image_free(&img);
+    kiln_context_free(ctx);
+}
+
 static void fill_block(kiln_block *b)
 {
     for (int i = 0; i < 64; i++) {
@@ -1001,6 +1054,7 @@ int main(void)
         cmocka_unit_test(bc4_max_is_optimal_snorm),
         cmocka_unit_test(bc5_bc3_use_bc4),
         cmocka_unit_test(bc4_dither),
+        cmocka_unit_test(bc1_black),
         cmocka_unit_test(bc1_tables_are_optimal),
         cmocka_unit_test(bc1_flat_blocks_are_exact),
         cmocka_unit_test(bc1a_punch_through),

@@ -4,7 +4,9 @@
  *  - PSNR floors per image, format and quality (measured - 0.05 dB) through kiln_encode / kiln_decode;
  *  - golden hashes of the encoded bytes (any change of output fails), same bytes for 1 and 2 threads;
  *  - every ETC2 mode is chosen on some real block; punch-through alpha decodes as the threshold says;
- *  - sizes that are not multiples of 4 (the driver pads by edge replication).
+ *  - sizes that are not multiples of 4 (the driver pads by edge replication);
+ *  - the vectorised FAST path (etc_enc_fast.c) writes the scalar reference's bytes for ETC1, and ETC2
+ *    FAST never errs more than ETC1 FAST on a block; the shared quantisation tables are the nearest.
  * Set KILN_ETC_PRINT=1 to print the measured values instead of only checking them. */
 #include "support.h"
 #include "codec/codec.h"
@@ -478,6 +480,164 @@ static void dither_and_perceptual(void **state)
     kiln_image_free(&img);
 }
 
+
+/* ---------------------------------------------------------------- fast path (etc_enc_fast.c) */
+
+/* Squared RGB error of a decoded ETC2 RGB block against the source block. */
+static uint32_t block_err(const uint8_t blk8[8], const kiln_block *b)
+{
+    uint8_t t[64];
+    kiln__dec_etc2_rgb(blk8, t);
+    uint32_t e = 0;
+    for (int p = 0; p < 16; p++)
+        for (int c = 0; c < 3; c++) {
+            int d = (int)t[p * 4 + c] - (int)b->rgba8[p * 4 + c];
+            e += (uint32_t)(d * d);
+        }
+    return e;
+}
+
+/* The quantisation tables the searches share are the nearest levels; the vectorised FAST path writes
+ * exactly the bytes of the scalar reference (kiln__etc1_fast + kiln__etc_pack) for ETC1, with uniform
+ * and perceptual weights; ETC2 FAST is never worse than ETC1 FAST on any block (planar and T/H are only
+ * taken when they lower the error). */
+static void fast_path_matches_reference(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 256; v++) {
+        int b5 = 0, b4 = 0;
+        for (int l = 0; l < 32; l++)
+            if (abs(etc_x5(l) - v) < abs(etc_x5(b5) - v)) b5 = l;
+        for (int l = 0; l < 16; l++)
+            if (abs(etc_x4(l) - v) < abs(etc_x4(b4) - v)) b4 = l;
+        assert_int_equal(abs(etc_x5(kiln__etc_q5[v]) - v), abs(etc_x5(b5) - v));
+        assert_int_equal(abs(etc_x4(kiln__etc_q4[v]) - v), abs(etc_x4(b4) - v));
+        if (v > 0) {
+            assert_true(kiln__etc_q5[v] >= kiln__etc_q5[v - 1]);
+            assert_true(kiln__etc_q4[v] >= kiln__etc_q4[v - 1]);
+        }
+    }
+    for (int l = 0; l <= 32; l++) {
+        int first = 256;
+        for (int v = 255; v >= 0; v--)
+            if (kiln__etc_q5[v] == l) first = v;
+        assert_int_equal(kiln__etc_q5_first[l], first);
+    }
+    for (int l = 0; l <= 16; l++) {
+        int first = 256;
+        for (int v = 255; v >= 0; v--)
+            if (kiln__etc_q4[v] == l) first = v;
+        assert_int_equal(kiln__etc_q4_first[l], first);
+    }
+    kiln_image sara, waves;
+    load_crop("ldr/Sara_Head_Diff_256_rgba.png", 64, 64, 64, 64, &sara);
+    load_crop(CROP_WAVES, 64, 64, &waves);
+    kt_rng r;
+    kt_rng_seed(&r, 11);
+    int n = 0, better = 0;
+    for (int i = 0; i < 1200; i++) {
+        kiln_block b;
+        if (i < 400)
+            fill_block_random(&b, &r, i % 3 == 0 ? 2 : (i % 3 == 1 ? 0 : 1));
+        else if (i < 800)
+            fill_block_image(&b, &sara, (uint32_t)(i % 16), (uint32_t)((i / 16) % 16));
+        else
+            fill_block_image(&b, &waves, (uint32_t)(i % 16), (uint32_t)((i / 16) % 16));
+        for (int perc = 0; perc < 2; perc++) {
+            kiln_encode_params p;
+            kiln_encode_params_init(&p, KILN_FORMAT_ETC1_UNORM, KILN_QUALITY_FAST);
+            p.perceptual = perc;
+            uint8_t fast[8], ref[8], e2[8];
+            assert_int_equal(kiln__etc_fast_opaque(&b, &p, 0, fast), 1);
+            etc_src src;
+            etc_sol sol;
+            kiln__etc_src_init(&src, &b, &p, 0);
+            kiln__etc1_fast(&src, &sol);
+            kiln__etc_pack(&sol, &src, ref);
+            assert_memory_equal(fast, ref, 8);
+            p.format = KILN_FORMAT_ETC2_RGB8_UNORM;
+            assert_int_equal(kiln__etc_fast_opaque(&b, &p, 1, e2), 1);
+            if (!perc) {
+                uint32_t a = block_err(fast, &b), c = block_err(e2, &b);
+                assert_true(c <= a);
+                better += c < a;
+            }
+            n++;
+        }
+    }
+    if (print_mode()) printf("fast path: %d blocks, ETC2 better than ETC1 on %d\n", n, better);
+    assert_true(better > 50); /* planar / T / H do win on real blocks */
+    kiln_image_free(&sara);
+    kiln_image_free(&waves);
+}
+
+/* The 16-lane batch kernel (etc_enc_batch.c) writes exactly the bytes of the scalar reference
+ * (kiln__etc1_fast + kiln__etc_pack) for ETC1 and of the per-block FAST code for ETC2 RGB, from both its
+ * x86-64 baseline and its AVX2 build, for full and partial batches, on random and real blocks; the
+ * driver's batch registration covers ETC1 / ETC2 RGB at FAST only. */
+static void batch_matches_reference(void **state)
+{
+    (void)state;
+    kiln_image sara, waves;
+    load_crop("ldr/Sara_Head_Diff_256_rgba.png", 64, 64, 64, 64, &sara);
+    load_crop(CROP_WAVES, 64, 64, &waves);
+    kt_rng r;
+    kt_rng_seed(&r, 23);
+    enum { NB = 16 * 96 };
+    kiln_block *blk = malloc(NB * sizeof *blk);
+    assert_non_null(blk);
+    for (int i = 0; i < NB; i++) {
+        if (i < 512)
+            fill_block_random(&blk[i], &r, i % 3 == 0 ? 2 : (i % 3 == 1 ? 0 : 1));
+        else if (i < 1024)
+            fill_block_image(&blk[i], &sara, (uint32_t)(i % 16), (uint32_t)((i / 16) % 16));
+        else
+            fill_block_image(&blk[i], &waves, (uint32_t)(i % 16), (uint32_t)((i / 16) % 16));
+    }
+    for (int etc2 = 0; etc2 < 2; etc2++)
+        for (int perc = 0; perc < 2; perc++) {
+            kiln_encode_params p;
+            kiln_encode_params_init(&p, etc2 ? KILN_FORMAT_ETC2_RGB8_UNORM : KILN_FORMAT_ETC1_UNORM, KILN_QUALITY_FAST);
+            p.perceptual = perc;
+            for (int i = 0; i < NB;) {
+                const int n = (i / 16) % 5 == 4 ? 1 + (i / 16) % 7 : 16; /* some partial batches */
+                const int m = i + n <= NB ? n : NB - i;
+                uint8_t gen[16 * 8], avx[16 * 8];
+                kiln__etc_batch_run(&blk[i], m, gen, &p, etc2, 0);
+                kiln__etc_batch_run(&blk[i], m, avx, &p, etc2, 1);
+                assert_memory_equal(gen, avx, (size_t)m * 8);
+                for (int k = 0; k < m; k++) {
+                    uint8_t ref[8];
+                    if (etc2) {
+                        assert_int_equal(kiln__etc_fast_opaque(&blk[i + k], &p, 1, ref), 1);
+                    } else {
+                        etc_src src;
+                        etc_sol sol;
+                        kiln__etc_src_init(&src, &blk[i + k], &p, 0);
+                        kiln__etc1_fast(&src, &sol);
+                        kiln__etc_pack(&sol, &src, ref);
+                    }
+                    if (memcmp(ref, gen + k * 8, 8) != 0)
+                        printf("batch mismatch: etc2 %d perceptual %d block %d\n", etc2, perc, i + k);
+                    assert_memory_equal(ref, gen + k * 8, 8);
+                }
+                i += m;
+            }
+        }
+    if (print_mode()) printf("batch: %d blocks x 4 configurations match\n", NB);
+    static const kiln_format fmts[] = {KILN_FORMAT_ETC1_UNORM, KILN_FORMAT_ETC1_SRGB, KILN_FORMAT_ETC2_RGB8_UNORM,
+                                       KILN_FORMAT_ETC2_RGB8_SRGB};
+    for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++) {
+        assert_non_null(kiln__batch_encoder(fmts[f], KILN_QUALITY_FAST));
+        assert_null(kiln__batch_encoder(fmts[f], KILN_QUALITY_NORMAL));
+    }
+    assert_null(kiln__batch_encoder(KILN_FORMAT_ETC2_RGB8A1_UNORM, KILN_QUALITY_FAST));
+    assert_null(kiln__batch_encoder(KILN_FORMAT_ETC2_RGBA8_UNORM, KILN_QUALITY_FAST));
+    free(blk);
+    kiln_image_free(&sara);
+    kiln_image_free(&waves);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +647,8 @@ int main(void)
         cmocka_unit_test(punchthrough_alpha),
         cmocka_unit_test(odd_sizes_through_driver),
         cmocka_unit_test(dither_and_perceptual),
+        cmocka_unit_test(fast_path_matches_reference),
+        cmocka_unit_test(batch_matches_reference),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -235,6 +235,16 @@ int kiln_cli_mip_option(const char *cmd, kiln_mip_params *mp, int argc, char **a
         else if (!strcmp(next, "premultiplied")) mp->alpha = KILN_MIP_ALPHA_PREMULTIPLIED;
         else return kiln_cli_usage_error(cmd, "unknown alpha mode '%s' (weighted, separate, premultiplied)", next), -1;
         (*i)++;
+    } else if (!strcmp(a, "--mip-strategy")) {
+        static const char *const names[] = {"auto", "blit", "per-level", "subgroup", "pyramid", "single-pass"};
+        int found = -1;
+        for (int k = 0; next && k < 6; k++)
+            if (!strcmp(next, names[k])) found = k;
+        if (found < 0)
+            return kiln_cli_usage_error(cmd, "--mip-strategy needs auto, per-level, subgroup, pyramid, single-pass or blit%s%s%s",
+                                        next ? " (not '" : "", next ? next : "", next ? "')" : ""), -1;
+        mp->strategy = (kiln_mip_strategy)found;
+        (*i)++;
     } else if (!strcmp(a, "--alpha-coverage") || !strcmp(a, "--keep-coverage")) {
         char *end = NULL;
         float v = next ? strtof(next, &end) : 0.0f;

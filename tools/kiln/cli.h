@@ -52,6 +52,7 @@ int kiln_cli_read_file(const char *path, uint8_t **data, size_t *size);
 /* Handles the mipmap filtering options shared by `kiln mip` and `kiln compress --mips`:
  *   --filter|--mip-filter box|kaiser|lanczos3|mitchell   --wrap|--clamp   --normal
  *   --alpha weighted|separate|premultiplied   --alpha-coverage REF
+ *   --mip-strategy auto|blit|per-level|subgroup|pyramid|single-pass (GPU)
  * Returns 1 if consumed (with its value), 0 if not a mip option, -1 on a bad value (message printed). */
 int kiln_cli_mip_option(const char *cmd, kiln_mip_params *mp, int argc, char **argv, int *i);
 /* Ends a progress line if one was drawn. */
@@ -66,5 +67,6 @@ int kiln_cmd_compress(int argc, char **argv);
 int kiln_cmd_mip(int argc, char **argv);
 int kiln_cmd_formats(int argc, char **argv);
 int kiln_cmd_devices(int argc, char **argv);
+int kiln_cmd_flame(int argc, char **argv);
 
 #endif

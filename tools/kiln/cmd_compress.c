@@ -24,6 +24,9 @@ static void help(void)
            "  --snorm               the signed variant (bc4, bc5, eac-r11, eac-rg11): [0,1] maps to [-1,1]\n"
            "  --perceptual          weight colour errors by luminance (0.299 R, 0.587 G, 0.114 B)\n"
            "  --dither              error diffusion inside each block against banding\n"
+           "  --bc1-black           bc1 (RGB), -q normal and up: dark texels may use the three-colour mode's\n"
+           "                        black, as rgbcx does (higher PSNR on dark images). Only where alpha is\n"
+           "                        ignored: Vulkan's BC1_RGB formats return 1, DDS/DXGI BC1 readers 0\n"
            "  --alpha-threshold T   bc1a / etc2-rgb-a1: alpha below T (0..255, default 128) is transparent\n"
            "  --alpha-cutout        ignore the colour of texels whose alpha is 0\n"
            "  --mips [N]            make a mip chain and encode every level: N levels including the base\n"
@@ -34,6 +37,7 @@ static void help(void)
            "    --alpha M           weighted (default), separate, premultiplied\n"
            "    --alpha-coverage R  keep the alpha-test coverage at reference R on every level\n"
            "    --normal            normal map: renormalised on every level\n"
+           "    --mip-strategy S    on the GPU: auto (single-pass), per-level, subgroup, pyramid, blit\n"
            "  --zstd N              KTX2: zstd supercompression level 1..22 (default: none)\n"
            "  --dx10, --dx9         DDS: force the DX10 or the legacy header (default: legacy where possible)\n"
            "  -o, --output F        output file; .ktx2 (or .ktx) writes KTX2, .dds writes DDS\n"
@@ -90,7 +94,7 @@ int kiln_cmd_compress(int argc, char **argv)
     int srgb = 0, linear = 0, snorm = 0, perceptual = 0, dither = 0, cutout = 0;
     unsigned threshold = 128, zstd = 0;
     kiln_dds_header dds = KILN_DDS_HEADER_AUTO;
-    int mips = 0, gpu_strategy = 0;
+    int mips = 0, gpu_strategy = 0, bc1_black = 0;
     unsigned mip_levels = 0;
     kiln_mip_params mp;
     kiln_mip_params_init(&mp);
@@ -152,6 +156,7 @@ int kiln_cmd_compress(int argc, char **argv)
         else if (!strcmp(a, "--snorm")) snorm = 1;
         else if (!strcmp(a, "--perceptual")) perceptual = 1;
         else if (!strcmp(a, "--dither")) dither = 1;
+        else if (!strcmp(a, "--bc1-black")) bc1_black = 1;
         else if (!strcmp(a, "--alpha-cutout")) cutout = 1;
         else if (!strcmp(a, "--dx10")) dds = KILN_DDS_HEADER_DX10;
         else if (!strcmp(a, "--dx9")) dds = KILN_DDS_HEADER_LEGACY;
@@ -192,7 +197,9 @@ int kiln_cmd_compress(int argc, char **argv)
                                     outp, fi->name);
     if (is_dds && zstd) return kiln_cli_usage_error(cmd, "--zstd applies to KTX2 output only");
     if (!is_dds && dds != KILN_DDS_HEADER_AUTO) return kiln_cli_usage_error(cmd, "--dx10/--dx9 apply to DDS output only");
-    if (mips == 2) return kiln_cli_usage_error(cmd, "--filter, --wrap, --alpha, --alpha-coverage and --normal need --mips");
+    if (bc1_black && fi->format != KILN_FORMAT_BC1_RGB_UNORM && fi->format != KILN_FORMAT_BC1_RGB_SRGB)
+        return kiln_cli_usage_error(cmd, "--bc1-black applies to bc1 (RGB) only, not %s", fi->name);
+    if (mips == 2) return kiln_cli_usage_error(cmd, "--filter, --wrap, --alpha, --alpha-coverage, --normal and --mip-strategy need --mips");
     if (mips && mp.normal_map && srgb) return kiln_cli_usage_error(cmd, "--normal and --srgb contradict each other");
     mp.levels = mip_levels;
 
@@ -212,6 +219,7 @@ int kiln_cmd_compress(int argc, char **argv)
         ep.alpha_threshold = (uint8_t)threshold;
         ep.alpha_cutout = cutout;
         ep.gpu_strategy = gpu_strategy;
+        ep.bc1_black = bc1_black;
         t0 = now_s();
         if (mips) st = kiln_encode_mips(ctx, &img, &ep, &mp, &tex);
         else st = kiln_encode(ctx, &img, &ep, &tex);

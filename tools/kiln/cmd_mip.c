@@ -1,5 +1,5 @@
 /* cmd_mip.c - `kiln mip IN... -o OUT.ktx2|OUT.dds [options]`: an uncompressed texture with all mip levels,
- * made by the CPU reference (kiln_mip_texture_layers). */
+ * made by kiln_mip_texture_layers: the CPU reference, or the GPU strategies (--backend, --mip-strategy). */
 #include "cli.h"
 
 #include <math.h>
@@ -29,18 +29,14 @@ static void help(void)
            "  --cube                  the inputs are cube faces +X -X +Y -Y +Z -Z (6 per cube; with --array\n"
            "                          a cube-map array)\n"
            "  --zstd N                KTX2 zstd supercompression level 1..22 (default none)\n"
-           "  -j N, --quiet, --progress auto|always|never (mipmaps are made on the CPU; --backend and\n"
-           "  --device are accepted and ignored)\n");
-}
-
-static int parse_ref(const char *s, float *out)
-{
-    if (!s || !*s) return -1;
-    char *end;
-    float v = strtof(s, &end);
-    if (*end || !(v > 0.0f && v < 1.0f)) return -1;
-    *out = v;
-    return 0;
+           "  --backend auto|cpu|vulkan  where the chain is made (default auto: the GPU when a real one is\n"
+           "                          present; vulkan: the GPU, lavapipe included); --device N picks one\n"
+           "  --mip-strategy S        GPU strategy: auto (= single-pass), per-level, subgroup, pyramid,\n"
+           "                          single-pass, blit (vkCmdBlitImage: inexact on odd sizes, no alpha\n"
+           "                          weighting, keeps the input format). The GPU covers the box filter\n"
+           "                          (no --normal, --alpha-coverage, r8/rg8, 16-bit inputs); under auto\n"
+           "                          anything else runs on the CPU, an explicit strategy then fails\n"
+           "  -j N, --quiet, --verbose, --progress auto|always|never\n");
 }
 
 int kiln_cmd_mip(int argc, char **argv)
@@ -68,6 +64,12 @@ int kiln_cmd_mip(int argc, char **argv)
             goto out;
         }
         if (r > 0) continue;
+        r = kiln_cli_mip_option("mip", &mp, argc, argv, &i);
+        if (r < 0) {
+            rc = KILN_EXIT_USAGE;
+            goto out;
+        }
+        if (r > 0) continue;
         if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (!next) {
                 rc = kiln_cli_usage_error("mip", "%s needs a file name", a);
@@ -88,49 +90,10 @@ int kiln_cmd_mip(int argc, char **argv)
             }
             mp.levels = v;
             i++;
-        } else if (!strcmp(a, "--filter")) {
-            if (!next) {
-                rc = kiln_cli_usage_error("mip", "--filter needs box, kaiser, lanczos3 or mitchell");
-                goto out;
-            }
-            if (!strcmp(next, "box")) mp.filter = KILN_MIP_FILTER_BOX;
-            else if (!strcmp(next, "kaiser")) mp.filter = KILN_MIP_FILTER_KAISER;
-            else if (!strcmp(next, "lanczos3") || !strcmp(next, "lanczos")) mp.filter = KILN_MIP_FILTER_LANCZOS3;
-            else if (!strcmp(next, "mitchell")) mp.filter = KILN_MIP_FILTER_MITCHELL;
-            else {
-                rc = kiln_cli_usage_error("mip", "unknown filter '%s' (box, kaiser, lanczos3, mitchell)", next);
-                goto out;
-            }
-            i++;
-        } else if (!strcmp(a, "--wrap")) {
-            mp.edge = KILN_MIP_EDGE_WRAP;
-        } else if (!strcmp(a, "--clamp")) {
-            mp.edge = KILN_MIP_EDGE_CLAMP;
         } else if (!strcmp(a, "--srgb")) {
             mp.color = KILN_MIP_COLOR_SRGB;
         } else if (!strcmp(a, "--linear")) {
             mp.color = KILN_MIP_COLOR_LINEAR;
-        } else if (!strcmp(a, "--alpha")) {
-            if (!next) {
-                rc = kiln_cli_usage_error("mip", "--alpha needs weighted, separate or premultiplied");
-                goto out;
-            }
-            if (!strcmp(next, "weighted") || !strcmp(next, "straight")) mp.alpha = KILN_MIP_ALPHA_WEIGHTED;
-            else if (!strcmp(next, "separate")) mp.alpha = KILN_MIP_ALPHA_SEPARATE;
-            else if (!strcmp(next, "premultiplied")) mp.alpha = KILN_MIP_ALPHA_PREMULTIPLIED;
-            else {
-                rc = kiln_cli_usage_error("mip", "unknown alpha mode '%s' (weighted, separate, premultiplied)", next);
-                goto out;
-            }
-            i++;
-        } else if (!strcmp(a, "--alpha-coverage") || !strcmp(a, "--keep-coverage")) {
-            if (parse_ref(next, &mp.alpha_coverage_ref)) {
-                rc = kiln_cli_usage_error("mip", "%s needs a reference alpha between 0 and 1 (exclusive)", a);
-                goto out;
-            }
-            i++;
-        } else if (!strcmp(a, "--normal") || !strcmp(a, "--normal-map")) {
-            mp.normal_map = 1;
         } else if (!strcmp(a, "--array")) {
             array = 1;
         } else if (!strcmp(a, "--cube")) {

@@ -18,6 +18,7 @@ static const command k_commands[] = {
     {"compare", kiln_cmd_compare, "PSNR, SSIM, max error and more between two images or textures"},
     {"formats", kiln_cmd_formats, "list the formats kiln knows and their names"},
     {"devices", kiln_cmd_devices, "list the Vulkan devices kiln can use"},
+    {"flame", kiln_cmd_flame, "render fractal flames (flam3 genomes) to an image or a texture"},
 };
 
 static void usage(FILE *f)

@@ -87,3 +87,32 @@ kiln_status kiln__gpu_sample_blocks(kiln_context *ctx, kiln_format format, const
 }
 
 int kiln__gpu_device_is_cpu(kiln_context *ctx, uint32_t index) { return 0; }
+
+kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job)
+{
+    (void)job;
+    return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
+}
+
+kiln_status kiln__gpu_mip_bench(kiln_context *ctx, uint32_t w, uint32_t h, uint32_t count, int alpha,
+                                const int *strategies, uint32_t nstrat, uint32_t runs, double *ms, double *copy_ms,
+                                double *bytes_moved)
+{
+    (void)w; (void)h; (void)count; (void)alpha; (void)strategies; (void)nstrat; (void)runs; (void)ms; (void)copy_ms;
+    (void)bytes_moved;
+    return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
+}
+
+/* ---- fractal flames (owner: flamegpu; src/flame/gpu_flame.h) ---- */
+#include "flame/gpu_flame.h"
+
+#include <string.h>
+
+kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flame, const kiln_flame_setup *setup,
+                                       const kiln_flame_gpu_opts *opts, kiln_flame_hist *hist,
+                                       kiln_flame_gpu_stats *stats)
+{
+    (void)flame; (void)setup; (void)opts; (void)stats;
+    if (hist) memset(hist, 0, sizeof *hist);
+    return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
+}

@@ -1,0 +1,282 @@
+/* bench_bc6h.c - quality and speed of kiln's BC6H encoders on the HDR test images.
+ *
+ * usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu]
+ *                   [--qualities fast,normal,high,max]
+ *
+ * Rows, per image:
+ *   cpu-<quality>      kiln's CPU encoder (kiln_encode_image, CPU backend, N threads; default all)
+ *   seed-cpu-fast      the CPU model of the seed design (GPURealTimeBC6H as betsy ships it, in
+ *   seed-cpu-quality   src/codec/bc6h_enc.c), one thread
+ *   gpu-kiln-<q>,      with --gpu: the Vulkan encoders (backend VULKAN, gpu_strategy 0 = kiln, 1 = seed),
+ *   gpu-seed-<q>       "n/a" where kiln has no GPU encoder for that strategy/quality
+ * Columns: RMSE (linear), RMSLE (sqrt of the mean over R, G, B of (ln(1+x) - ln(1+y))^2, as
+ * kiln_compare and GPURealTimeBC6H compute it), PSNR after tone mapping at exposures -2, 0, +2 (tone
+ * map: t(v) = 255 * clamp((v * 2^EV)^(1/2.2), 0, 1), the exposure + gamma 2.2 + clamp used by the
+ * BC6H literature; PSNR over R, G, B with peak 255, unrounded), Mpix/s (wall time of the encode call,
+ * or the kernel time reported by kiln_last_gpu_ms for GPU rows) and Mpix/cpu-s (pixels per second of
+ * process CPU time: per-core speed, robust on a shared machine; = Mpix/s for GPU rows). Every output is decoded by kiln's
+ * CPU BC6H decoder. The last lines give the mean RMSLE per encoder over the images and the issue's
+ * target: kiln max vs the seed design's quality mode.
+ */
+#include "codec/codec.h"
+#include "core/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef KILN_TESTDATA
+#define KILN_TESTDATA "../shared/testdata"
+#endif
+
+static const char *k_images[] = {
+    "hdr/blender_city_1024x512.exr",
+    "hdr/blender_sunset_1024x512.exr",
+    "hdr/qtcreator_preview_landscape_256x128.hdr",
+    "hdr/qtcreator_preview_studio_256x128.hdr",
+};
+#define NIMG 4
+#define MAXROWS 16
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double tone_psnr(const kiln_image *a, const kiln_image *b, double ev)
+{
+    const float *pa = a->pixels, *pb = b->pixels;
+    const size_t n = (size_t)a->width * a->height;
+    const double k = pow(2.0, ev);
+    double se = 0.0;
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++) {
+            double x = pa[i * 4 + c], y = pb[i * 4 + c];
+            if (!(x == x)) x = 0.0; /* NaN */
+            double tx = 255.0 * fmin(1.0, pow(fmax(0.0, x * k), 1.0 / 2.2));
+            double ty = 255.0 * fmin(1.0, pow(fmax(0.0, y * k), 1.0 / 2.2));
+            se += (tx - ty) * (tx - ty);
+        }
+    double mse = se / (double)(n * 3);
+    return mse > 0.0 ? 10.0 * log10(255.0 * 255.0 / mse) : INFINITY;
+}
+
+typedef struct row {
+    char name[32];
+    double rmsle_sum;
+    int count;
+} row;
+
+static void report(kiln_context *ctx, const char *image, const char *name, const kiln_image *src, kiln_format fmt,
+                   const uint8_t *data, size_t size, double mpix, double mpix_cpu, row *r)
+{
+    kiln_texture tex;
+    kiln_image dec;
+    memset(&dec, 0, sizeof dec);
+    if (kiln_texture_alloc(ctx, &tex, fmt, src->width, src->height, 1, 1, 1) != KILN_OK) {
+        printf("%s\t%s\terror: %s\n", image, name, kiln_last_error(ctx));
+        return;
+    }
+    size_t tsize = 0;
+    uint8_t *dst = kiln_texture_image(&tex, 0, 0, 0, &tsize);
+    if (!dst || tsize != size) {
+        printf("%s\t%s\terror: texture size\n", image, name);
+        kiln_texture_free(&tex);
+        return;
+    }
+    memcpy(dst, data, size);
+    kiln_metrics m;
+    if (kiln_decode(ctx, &tex, 0, 0, 0, &dec) != KILN_OK || kiln_compare(ctx, src, &dec, &m) != KILN_OK) {
+        printf("%s\t%s\terror: %s\n", image, name, kiln_last_error(ctx));
+    } else {
+        printf("%-44s %-18s %10.4f %9.5f %8.2f %8.2f %8.2f %9.3f %9.3f\n", image, name, m.rmse, m.rmsle,
+               tone_psnr(src, &dec, -2.0), tone_psnr(src, &dec, 0.0), tone_psnr(src, &dec, 2.0), mpix, mpix_cpu);
+        r->rmsle_sum += m.rmsle;
+        r->count++;
+    }
+    kiln_image_free(&dec);
+    kiln_texture_free(&tex);
+}
+
+static row *find_row(row *rows, int *n, const char *name)
+{
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(rows[i].name, name)) return &rows[i];
+    if (*n == MAXROWS) return &rows[MAXROWS - 1];
+    row *r = &rows[(*n)++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    return r;
+}
+
+/* Crops img to at most n x n from its centre (in place: a new image replaces it). */
+static int crop(kiln_context *ctx, kiln_image *img, uint32_t n)
+{
+    if (!n || (img->width <= n && img->height <= n)) return 1;
+    uint32_t w = img->width < n ? img->width : n, h = img->height < n ? img->height : n;
+    uint32_t x0 = (img->width - w) / 2, y0 = (img->height - h) / 2;
+    kiln_image c;
+    if (kiln_image_alloc(ctx, &c, w, h, KILN_PIXEL_F32) != KILN_OK) return 0;
+    c.channels = img->channels;
+    c.hdr = img->hdr;
+    for (uint32_t y = 0; y < h; y++)
+        memcpy((float *)c.pixels + (size_t)y * w * 4, (const float *)img->pixels + ((size_t)(y0 + y) * img->width + x0) * 4,
+               (size_t)w * 16);
+    kiln_image_free(img);
+    *img = c;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *testdata = KILN_TESTDATA;
+    uint32_t threads = 0, crop_n = 0;
+    int sf = 0, gpu = 0, cpu = 1;
+    const char *quals = "fast,normal,high,max";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--testdata") && i + 1 < argc) testdata = argv[++i];
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--crop") && i + 1 < argc) crop_n = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--qualities") && i + 1 < argc) quals = argv[++i];
+        else if (!strcmp(argv[i], "--sf")) sf = 1;
+        else if (!strcmp(argv[i], "--gpu")) gpu = 1;
+        else if (!strcmp(argv[i], "--no-cpu")) cpu = 0;
+        else {
+            fprintf(stderr, "usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu] "
+                            "[--qualities fast,normal,high,max]\n");
+            return 2;
+        }
+    }
+    static const char *qname[4] = {"fast", "normal", "high", "max"};
+    int qon[4];
+    for (int q = 0; q < 4; q++) qon[q] = strstr(quals, qname[q]) != NULL;
+    const kiln_format fmt = sf ? KILN_FORMAT_BC6H_SFLOAT : KILN_FORMAT_BC6H_UFLOAT;
+
+    kiln_context_params cp;
+    kiln_context_params_init(&cp);
+    cp.threads = threads;
+    cp.backend = KILN_BACKEND_CPU;
+    kiln_context *ctx = NULL;
+    if (kiln_context_create(&cp, &ctx) != KILN_OK) return 1;
+    kiln_context *gctx = NULL;
+    if (gpu) {
+        kiln_context_params gp = cp;
+        gp.backend = KILN_BACKEND_VULKAN;
+        if (kiln_context_create(&gp, &gctx) != KILN_OK) {
+            fprintf(stderr, "bench_bc6h: no Vulkan device; GPU rows skipped\n");
+            gctx = NULL;
+        }
+    }
+    printf("# bench_bc6h: %s, %u CPU threads, crop %u\n", sf ? "BC6H_SFLOAT" : "BC6H_UFLOAT",
+           kiln_context_threads(ctx), crop_n);
+    printf("%-44s %-18s %10s %9s %8s %8s %8s %9s %9s\n", "image", "encoder", "RMSE", "RMSLE", "PSNR-2", "PSNR0", "PSNR+2",
+           "Mpix/s", "Mpix/cpu-s");
+    row rows[MAXROWS];
+    int nrows = 0;
+    for (int ii = 0; ii < NIMG; ii++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", testdata, k_images[ii]);
+        kiln_image img;
+        if (kiln_image_load(ctx, path, &img) != KILN_OK) {
+            fprintf(stderr, "bench_bc6h: %s\n", kiln_last_error(ctx));
+            continue;
+        }
+        if (img.type != KILN_PIXEL_F32 || !crop(ctx, &img, crop_n)) {
+            kiln_image_free(&img);
+            continue;
+        }
+        const char *name = strrchr(k_images[ii], '/') + 1;
+        size_t size = kiln_format_image_size(fmt, img.width, img.height);
+        uint8_t *out = malloc(size);
+        if (!out) return 1;
+        const double mp = (double)img.width * img.height * 1e-6;
+        for (int q = 0; q < 4 && cpu; q++) {
+            if (!qon[q]) continue;
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, fmt, (kiln_quality)q);
+            double t0 = now_s(), c0 = cpu_s();
+            kiln_status st = kiln_encode_image(ctx, &img, &ep, out, size);
+            double t = now_s() - t0, ct = cpu_s() - c0;
+            char rn[32];
+            snprintf(rn, sizeof rn, "cpu-%s", qname[q]);
+            if (st != KILN_OK) printf("%s\t%s\terror: %s\n", name, rn, kiln_last_error(ctx));
+            else report(ctx, name, rn, &img, fmt, out, size, mp / t, mp / ct, find_row(rows, &nrows, rn));
+        }
+        for (int sq = 0; sq < 2 && cpu && !sf; sq++) {
+            const uint32_t bx = (img.width + 3) / 4, by = (img.height + 3) / 4;
+            double t0 = now_s(), c0 = cpu_s();
+            for (uint32_t y = 0; y < by; y++)
+                for (uint32_t x = 0; x < bx; x++) {
+                    float blk[64];
+                    for (uint32_t t = 0; t < 16; t++) {
+                        uint32_t sx = x * 4 + t % 4, sy = y * 4 + t / 4;
+                        if (sx >= img.width) sx = img.width - 1;
+                        if (sy >= img.height) sy = img.height - 1;
+                        memcpy(blk + t * 4, (const float *)img.pixels + ((size_t)sy * img.width + sx) * 4, 16);
+                    }
+                    kiln__enc_bc6h_seed(blk, sq, out + ((size_t)y * bx + x) * 16);
+                }
+            double t = now_s() - t0, ct = cpu_s() - c0;
+            const char *rn = sq ? "seed-cpu-quality" : "seed-cpu-fast";
+            report(ctx, name, rn, &img, fmt, out, size, mp / t, mp / ct, find_row(rows, &nrows, rn));
+        }
+        for (int strat = 0; strat < 2 && gctx; strat++)
+            for (int q = 0; q < 4; q++) {
+                if (!qon[q]) continue;
+                kiln_encode_params ep;
+                kiln_encode_params_init(&ep, fmt, (kiln_quality)q);
+                ep.gpu_strategy = strat;
+                char rn[32];
+                snprintf(rn, sizeof rn, "gpu-%s-%s", strat ? "seed" : "kiln", qname[q]);
+                kiln_status st = kiln_encode_image(gctx, &img, &ep, out, size);
+                if (st == KILN_ERR_UNSUPPORTED) {
+                    printf("%-44s %-18s n/a (%s)\n", name, rn, kiln_last_error(gctx));
+                    continue;
+                }
+                if (st != KILN_OK) {
+                    printf("%-44s %-18s error: %s\n", name, rn, kiln_last_error(gctx));
+                    continue;
+                }
+                double best_ms = kiln_last_gpu_ms(gctx);
+                for (int rep = 0; rep < 4; rep++) { /* kernel time: best of five */
+                    if (kiln_encode_image(gctx, &img, &ep, out, size) != KILN_OK) break;
+                    double ms = kiln_last_gpu_ms(gctx);
+                    if (ms > 0.0 && (best_ms <= 0.0 || ms < best_ms)) best_ms = ms;
+                }
+                double gmp = best_ms > 0.0 ? mp / (best_ms * 1e-3) : 0.0;
+                report(ctx, name, rn, &img, fmt, out, size, gmp, gmp, find_row(rows, &nrows, rn));
+            }
+        free(out);
+        kiln_image_free(&img);
+    }
+    printf("\n# mean RMSLE over the images\n");
+    double seedq = 0.0, kmax = 0.0, gkmax = 0.0;
+    for (int i = 0; i < nrows; i++) {
+        double m = rows[i].count ? rows[i].rmsle_sum / rows[i].count : 0.0;
+        printf("%-18s %9.5f (%d images)\n", rows[i].name, m, rows[i].count);
+        if (!strcmp(rows[i].name, "seed-cpu-quality")) seedq = m;
+        if (!strcmp(rows[i].name, "gpu-seed-max") || !strcmp(rows[i].name, "gpu-seed-high")) seedq = seedq > 0.0 ? seedq : m;
+        if (!strcmp(rows[i].name, "cpu-max")) kmax = m;
+        if (!strcmp(rows[i].name, "gpu-kiln-max")) gkmax = m;
+    }
+    if (seedq > 0.0 && kmax > 0.0)
+        printf("# target: kiln cpu-max RMSLE %.5f vs seed quality %.5f: %.1f%% lower (issue: >= 15%%)\n", kmax, seedq,
+               100.0 * (1.0 - kmax / seedq));
+    if (seedq > 0.0 && gkmax > 0.0)
+        printf("# target: kiln gpu-max RMSLE %.5f vs seed quality %.5f: %.1f%% lower\n", gkmax, seedq,
+               100.0 * (1.0 - gkmax / seedq));
+    kiln_context_free(gctx);
+    kiln_context_free(ctx);
+    return 0;
+}

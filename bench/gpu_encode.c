@@ -1,0 +1,392 @@
+/* gpu_encode.c - speed and quality of kiln's GPU encoders (any block format: BC, ETC, EAC, ...) next
+ * to the CPU encoders, for a list of formats x qualities x GPU strategies.
+ *
+ * usage: gpu_encode [--image FILE | --size N] [--formats a,b,...] [--qualities fast,normal,high,max]
+ *                   [--strategies kiln,seed] [--runs N] [--cpu-runs N] [--batch N] [--batch-size N]
+ *                   [--device N] [--threads N] [--tmp DIR] [--no-cpu]
+ *
+ * Source: --image FILE (any format kiln loads), else a synthetic N x N RGBA8 texture (default 4096:
+ * gradients, noise, edges, varying alpha), deterministic.
+ * Per format x quality x strategy it reports
+ *   - kernel: Vulkan timestamps around the encode dispatches (kiln_last_gpu_ms), min and median of
+ *     --runs (default 10) after one warm-up encode, and the rate in Mpixel/s (median);
+ *   - wall: kiln_encode_image on a VULKAN context (upload, kernel, download, any CPU fallback blocks),
+ *     median; f2f: wall plus writing the blocks to a file in --tmp (the source is already in memory:
+ *     loading is listed once, separately);
+ *   - batch: --batch images (default 0 = off) of --batch-size^2 (default 512) cut from the source,
+ *     encoded one after the other: total kernel and wall time, Mpixel/s;
+ *   - PSNR of the GPU result against the source over the format's channels (RGB for BC1a / ETC2 A1;
+ *     SNORM decoded values are mapped back to [0, 1]), through kiln's CPU decoder;
+ *   - the CPU encoder at the same settings (all cores unless --threads): median wall of --cpu-runs
+ *     (default 3) and its PSNR; "same" when the GPU bytes equal the CPU bytes.
+ * Rows the GPU cannot encode print "n/a" with the reason. Prints a markdown table (stdout) headed by
+ * the device, driver, date and settings. Runs from a prebuilt binary: the SPIR-V is embedded. */
+#include "core/internal.h"
+#include "gpu/gpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double minimum(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        if (v[i] < m) m = v[i];
+    return m;
+}
+
+/* Comma list item i of list into buf; 0 when past the end. */
+static int list_item(const char *list, int i, char *buf, size_t cap)
+{
+    const char *p = list;
+    for (int k = 0; k < i && p; k++) {
+        p = strchr(p, ',');
+        if (p) p++;
+    }
+    if (!p || !*p) return 0;
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len + 1 > cap) len = cap - 1;
+    memcpy(buf, p, len);
+    buf[len] = 0;
+    return 1;
+}
+
+static uint32_t hash32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+/* Deterministic texture: smooth gradients, a band of noise, hard edges, flat patches, varying alpha. */
+static int synthetic(uint32_t n, kiln_image *img)
+{
+    if (kiln_image_alloc(NULL, img, n, n, KILN_PIXEL_U8) != KILN_OK) return -1;
+    img->channels = 4;
+    uint8_t *p = img->pixels;
+    for (uint32_t y = 0; y < n; y++)
+        for (uint32_t x = 0; x < n; x++) {
+            uint8_t *t = p + ((size_t)y * n + x) * 4;
+            float fx = (float)x / (float)n, fy = (float)y / (float)n;
+            uint32_t h = hash32(y * 65537u + x);
+            float r = 127.5f + 127.5f * sinf(fx * 25.0f + fy * 7.0f);
+            float g = 255.0f * fy;
+            float b = 127.5f + 127.5f * cosf(fy * 31.0f - fx * 11.0f);
+            uint32_t cell = ((x / 64) + (y / 64)) % 4;
+            if (cell == 1) { r += (float)(h & 63) - 32.0f; g += (float)(h >> 8 & 63) - 32.0f; }
+            if (cell == 2) { r = (x / 16 + y / 16) % 2 ? 230.0f : 20.0f; b = 255.0f - r; }
+            if (cell == 3 && (x / 32 + y / 32) % 3 == 0) { r = 90.0f; g = 160.0f; b = 40.0f; }
+            float a = (x / 128 + y / 128) % 5 == 0 ? ((h >> 16) & 1 ? 0.0f : 255.0f) : 255.0f * (0.5f + 0.5f * sinf(fx * 9.0f));
+            float v[4] = {r, g, b, a};
+            for (int c = 0; c < 4; c++) t[c] = (uint8_t)(v[c] < 0 ? 0 : v[c] > 255 ? 255 : v[c] + 0.5f);
+        }
+    return 0;
+}
+
+static int crop(const kiln_image *src, uint32_t x0, uint32_t y0, uint32_t w, uint32_t h, kiln_image *out)
+{
+    if (kiln_image_alloc(NULL, out, w, h, src->type) != KILN_OK) return -1;
+    out->channels = src->channels;
+    out->srgb = src->srgb;
+    size_t px = 4 * (size_t)src->type;
+    for (uint32_t y = 0; y < h; y++) {
+        uint32_t sy = (y0 + y) % src->height;
+        for (uint32_t x = 0; x < w; x++) {
+            uint32_t sx = (x0 + x) % src->width;
+            memcpy((uint8_t *)out->pixels + ((size_t)y * w + x) * px, (const uint8_t *)src->pixels + ((size_t)sy * src->width + sx) * px, px);
+        }
+    }
+    return 0;
+}
+
+/* Source value of channel c at texel i in [0, 1]. */
+static double src_value(const kiln_image *img, size_t i, int c)
+{
+    switch (img->type) {
+    case KILN_PIXEL_U8: return ((const uint8_t *)img->pixels)[i * 4 + c] / 255.0;
+    case KILN_PIXEL_U16: return ((const uint16_t *)img->pixels)[i * 4 + c] / 65535.0;
+    default: {
+        double v = ((const float *)img->pixels)[i * 4 + c];
+        return v != v ? 0.0 : v < 0 ? 0.0 : v > 1 ? 1.0 : v;
+    }
+    }
+}
+
+/* PSNR over the format's channels (R; R, G; R, G, B; R, G, B, A for formats with alpha). */
+static double psnr_blocks(kiln_context *cpu, const kiln_image *src, kiln_format f, const uint8_t *blocks)
+{
+    const kiln_format_info *fi = kiln_format_get_info(f);
+    kiln_texture tex;
+    if (kiln_texture_alloc(cpu, &tex, f, src->width, src->height, 1, 1, 1) != KILN_OK) return NAN;
+    memcpy(tex.data, blocks, tex.data_size);
+    kiln_image dec;
+    kiln_status st = kiln_decode(cpu, &tex, 0, 0, 0, &dec);
+    kiln_texture_free(&tex);
+    if (st != KILN_OK) return NAN;
+    int nch = (int)fi->channels;
+    if (nch < 1 || nch > 4) nch = 3;
+    if (nch == 4 && (fi->flags & KILN_FF_ALPHA1)) nch = 3; /* 1-bit alpha: colour only */
+    int is_signed = (fi->flags & KILN_FF_SIGNED) != 0;
+    double se = 0.0;
+    size_t n = (size_t)src->width * src->height;
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < nch; c++) {
+            double s = src_value(src, i, c), d;
+            if (dec.type == KILN_PIXEL_U8) d = ((const uint8_t *)dec.pixels)[i * 4 + c] / 255.0;
+            else if (dec.type == KILN_PIXEL_U16) d = ((const uint16_t *)dec.pixels)[i * 4 + c] / 65535.0;
+            else d = ((const float *)dec.pixels)[i * 4 + c];
+            if (is_signed && dec.type == KILN_PIXEL_F32) d = (d + 1.0) * 0.5;
+            se += (s - d) * (s - d);
+        }
+    kiln_image_free(&dec);
+    double mse = se / (double)(n * (size_t)nch);
+    return mse <= 0.0 ? INFINITY : 10.0 * log10(1.0 / mse);
+}
+
+static int write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t w = fwrite(data, 1, size, f);
+    int rc = fclose(f);
+    return (w == size && rc == 0) ? 0 : -1;
+}
+
+static kiln_quality parse_quality(const char *s)
+{
+    if (!strcmp(s, "fast")) return KILN_QUALITY_FAST;
+    if (!strcmp(s, "normal")) return KILN_QUALITY_NORMAL;
+    if (!strcmp(s, "high")) return KILN_QUALITY_HIGH;
+    if (!strcmp(s, "max")) return KILN_QUALITY_MAX;
+    return (kiln_quality)-1;
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t size = 4096, batch_size = 512;
+    int runs = 10, cpu_runs = 3, batch = 0, device = -1, threads = 0, do_cpu = 1;
+    const char *formats = "bc1,bc3,bc4,bc5", *qualities = "fast,normal,high,max", *strategies = "kiln,seed";
+    const char *image = NULL, *tmpdir = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--size") && v) size = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(a, "--image") && v) image = argv[++i];
+        else if (!strcmp(a, "--formats") && v) formats = argv[++i];
+        else if (!strcmp(a, "--qualities") && v) qualities = argv[++i];
+        else if (!strcmp(a, "--strategies") && v) strategies = argv[++i];
+        else if (!strcmp(a, "--runs") && v) runs = atoi(argv[++i]);
+        else if (!strcmp(a, "--cpu-runs") && v) cpu_runs = atoi(argv[++i]);
+        else if (!strcmp(a, "--batch") && v) batch = atoi(argv[++i]);
+        else if (!strcmp(a, "--batch-size") && v) batch_size = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(a, "--device") && v) device = atoi(argv[++i]);
+        else if (!strcmp(a, "--threads") && v) threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--tmp") && v) tmpdir = argv[++i];
+        else if (!strcmp(a, "--no-cpu")) do_cpu = 0;
+        else {
+            int help = !strcmp(a, "--help") || !strcmp(a, "-h");
+            fprintf(stderr, "usage: %s [--image FILE | --size N] [--formats a,b] [--qualities fast,normal,high,max] "
+                            "[--strategies kiln,seed] [--runs N] [--cpu-runs N] [--batch N] [--batch-size N] "
+                            "[--device N] [--threads N] [--tmp DIR] [--no-cpu]\n", argv[0]);
+            return help ? 0 : 2;
+        }
+    }
+    if (size == 0 || size > 16384 || runs < 1 || runs > 1000 || cpu_runs < 1 || batch < 0 || batch > 4096 ||
+        batch_size == 0 || batch_size > 8192 || threads < 0) {
+        fprintf(stderr, "gpu_encode: bad settings\n");
+        return 2;
+    }
+    if (!tmpdir) tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+    kiln_context_params p;
+    kiln_context_params_init(&p);
+    p.backend = KILN_BACKEND_VULKAN;
+    p.device_index = device;
+    p.threads = (uint32_t)threads;
+    kiln_context *gpu = NULL, *cpu = NULL;
+    if (kiln_context_create(&p, &gpu) != KILN_OK) {
+        fprintf(stderr, "gpu_encode: no context\n");
+        return 1;
+    }
+    p.backend = KILN_BACKEND_CPU;
+    p.device_index = -1;
+    if (kiln_context_create(&p, &cpu) != KILN_OK) return 1;
+
+    kiln_image src;
+    double load_ms = 0.0;
+    if (image) {
+        double t0 = now_ms();
+        if (kiln_image_load(cpu, image, &src) != KILN_OK) {
+            fprintf(stderr, "gpu_encode: %s\n", kiln_last_error(cpu));
+            return 3;
+        }
+        load_ms = now_ms() - t0;
+    } else if (synthetic(size, &src) != 0) {
+        fprintf(stderr, "gpu_encode: out of memory\n");
+        return 1;
+    }
+    kiln_image *bimg = NULL;
+    if (batch > 0) {
+        bimg = calloc((size_t)batch, sizeof *bimg);
+        if (!bimg) return 1;
+        for (int k = 0; k < batch; k++)
+            if (crop(&src, (uint32_t)k * 251u * 4u, (uint32_t)k * 137u * 4u, batch_size, batch_size, &bimg[k]) != 0) return 1;
+    }
+
+    const kiln_gpu_info *info = kiln_context_gpu(gpu);
+    if (!info) {
+        fprintf(stderr, "gpu_encode: %s\n", kiln_last_error(gpu)[0] ? kiln_last_error(gpu) : "no Vulkan device");
+        return 5;
+    }
+    time_t now = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    char host[128] = "?";
+    gethostname(host, sizeof host - 1);
+    printf("## kiln GPU encode bench\n\n");
+    printf("- date: %s, host: %s, CPU threads: %u\n", date, host, kiln_context_threads(cpu));
+    printf("- source: %s (%ux%u)%s\n", image ? image : "synthetic", src.width, src.height, image ? "" : " RGBA8");
+    if (image) printf("- source load: %.1f ms (once; not in f2f)\n", load_ms);
+    printf("- runs: %d (kernel, wall), CPU runs: %d, batch: %d x %u^2\n", runs, cpu_runs, batch, batch_size);
+    printf("- device: %s (Vulkan %u.%u.%u, subgroup %u), driver: %s\n", info->name, info->api_version >> 22,
+           (info->api_version >> 12) & 1023u, info->api_version & 4095u, info->subgroup_size, info->driver);
+    printf("- command:");
+    for (int i = 0; i < argc; i++) printf(" %s", argv[i]);
+    printf("\n\n");
+
+    printf("| format | quality | strategy | kernel min ms | kernel med ms | kernel Mpix/s | wall med ms | f2f med ms | "
+           "wall Mpix/s | batch kernel ms | batch wall ms | batch Mpix/s | PSNR GPU | CPU ms | CPU PSNR | bytes |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    fflush(stdout);
+    const double mpix = (double)src.width * src.height / 1e6;
+    const double bmpix = (double)batch * batch_size * batch_size / 1e6;
+    char fname[64], qname[32], sname[32];
+    for (int fi_ = 0; list_item(formats, fi_, fname, sizeof fname); fi_++) {
+        kiln_format f = kiln_format_from_name(fname);
+        const kiln_format_info *fi = kiln_format_get_info(f);
+        if (!fi || !(fi->flags & KILN_FF_COMPRESSED)) {
+            fprintf(stderr, "gpu_encode: %s is not a block format\n", fname);
+            continue;
+        }
+        size_t bytes = kiln_format_image_size(f, src.width, src.height);
+        uint8_t *g = malloc(bytes), *c = malloc(bytes);
+        if (!g || !c) return 1;
+        for (int qi = 0; list_item(qualities, qi, qname, sizeof qname); qi++) {
+            kiln_quality q = parse_quality(qname);
+            if ((int)q < 0) {
+                fprintf(stderr, "gpu_encode: unknown quality %s\n", qname);
+                continue;
+            }
+            /* CPU once per format x quality */
+            double cpu_ms = NAN, cpu_psnr = NAN;
+            int have_cpu = 0;
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, f, q);
+            if (do_cpu) {
+                double *ct = malloc(sizeof *ct * (size_t)cpu_runs);
+                if (!ct) return 1;
+                int ok = 1;
+                for (int r = 0; r < cpu_runs && ok; r++) {
+                    double t0 = now_ms();
+                    ok = kiln_encode_image(cpu, &src, &ep, c, bytes) == KILN_OK;
+                    ct[r] = now_ms() - t0;
+                }
+                if (ok) {
+                    cpu_ms = median(ct, cpu_runs);
+                    cpu_psnr = psnr_blocks(cpu, &src, f, c);
+                    have_cpu = 1;
+                }
+                free(ct);
+            }
+            for (int si = 0; list_item(strategies, si, sname, sizeof sname); si++) {
+                ep.gpu_strategy = !strcmp(sname, "seed") ? 1 : 0;
+                kiln_status st = kiln_encode_image(gpu, &src, &ep, g, bytes); /* warm-up: pipelines */
+                if (st != KILN_OK) {
+                    printf("| %s | %s | %s | n/a: %s |||||||||||||\n", fi->name, qname, sname, kiln_last_error(gpu));
+                    fflush(stdout);
+                    continue;
+                }
+                double *kt = malloc(sizeof *kt * (size_t)runs), *wt = malloc(sizeof *wt * (size_t)runs),
+                       *ft = malloc(sizeof *ft * (size_t)runs);
+                if (!kt || !wt || !ft) return 1;
+                char path[512];
+                snprintf(path, sizeof path, "%s/kiln_gpu_encode_%d.bin", tmpdir, (int)getpid());
+                for (int r = 0; r < runs && st == KILN_OK; r++) {
+                    double t0 = now_ms();
+                    st = kiln_encode_image(gpu, &src, &ep, g, bytes);
+                    double t1 = now_ms();
+                    kt[r] = kiln_last_gpu_ms(gpu);
+                    wt[r] = t1 - t0;
+                    write_file(path, g, bytes);
+                    ft[r] = now_ms() - t0;
+                }
+                remove(path);
+                double kmin = minimum(kt, runs), kmed = median(kt, runs), wmed = median(wt, runs), fmed = median(ft, runs);
+                double bk = 0.0, bw = 0.0;
+                if (batch > 0) {
+                    size_t bb = kiln_format_image_size(f, batch_size, batch_size);
+                    uint8_t *bout = malloc(bb);
+                    if (!bout) return 1;
+                    double t0 = now_ms();
+                    for (int k = 0; k < batch && st == KILN_OK; k++) {
+                        st = kiln_encode_image(gpu, &bimg[k], &ep, bout, bb);
+                        bk += kiln_last_gpu_ms(gpu);
+                    }
+                    bw = now_ms() - t0;
+                    free(bout);
+                }
+                double gp = psnr_blocks(cpu, &src, f, g);
+                int same = have_cpu && memcmp(g, c, bytes) == 0;
+                char cpu_col[64] = "-", cpsnr_col[32] = "-", batch_cols[96] = "- | - | -";
+                if (have_cpu) {
+                    snprintf(cpu_col, sizeof cpu_col, "%.1f", cpu_ms);
+                    snprintf(cpsnr_col, sizeof cpsnr_col, "%.3f", cpu_psnr);
+                }
+                if (batch > 0)
+                    snprintf(batch_cols, sizeof batch_cols, "%.2f | %.1f | %.0f", bk, bw, bmpix / (bk / 1e3));
+                printf("| %s | %s | %s | %.3f | %.3f | %.0f | %.1f | %.1f | %.0f | %s | %.3f | %s | %s | %s |\n", fi->name, qname, sname,
+                       kmin, kmed, mpix / (kmed / 1e3), wmed, fmed, mpix / (wmed / 1e3), batch_cols, gp, cpu_col, cpsnr_col,
+                       same ? "same" : have_cpu ? "differ" : "-");
+                fflush(stdout);
+                free(kt);
+                free(wt);
+                free(ft);
+                if (st != KILN_OK) fprintf(stderr, "gpu_encode: %s: %s\n", fi->name, kiln_last_error(gpu));
+            }
+        }
+        free(g);
+        free(c);
+    }
+    for (int k = 0; k < batch; k++) kiln_image_free(&bimg[k]);
+    free(bimg);
+    kiln_image_free(&src);
+    kiln_context_free(gpu);
+    kiln_context_free(cpu);
+    return 0;
+}

@@ -1,0 +1,174 @@
+/* gpu_flame.c (builds as the bench program `gpu_flame`) - samples per
+ * second of the GPU flame chaos game (src/gpu/gpu_flame.c) at full size, plus its variants (per-lane
+ * xform choice = divergent, no ring shuffle) and the CPU chaos game on a short run for scale.
+ *
+ *   gpu_flame [--size WxH] [--quality Q] [--budget SECONDS] GENOME.flam3...
+ *
+ * Defaults: 1920x1080, quality 2000, budget 50 s per genome: a calibration run (quality / 40, after
+ * a warm-up run) measures the iteration rate and the quality is lowered when the chaos game would take
+ * more than 40 % of the budget (the table says which quality ran); the variants run at an eighth of
+ * it. Without genome files it renders a built-in 3-xform genome. Prints one table row per genome and
+ * mode: samples, GPU kernel time (timestamps), samples/s on the kernel clock and end to end
+ * (iteration + flush + download + kiln__flame_tonemap on the CPU). Needs a Vulkan device (AUTO rules
+ * apart: lavapipe is used when it is the only one; expect it to be ~1000x slower than a discrete GPU). */
+#include "flame/gpu_flame.h"
+#include "gpu/gpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static const char builtin_xml[] =
+    "<flame name=\"builtin\" size=\"640 480\" center=\"0 0\" scale=\"160\" quality=\"10\">"
+    "<xform weight=\"0.5\" color=\"0\" spherical=\"0.8\" linear=\"0.2\" coefs=\"0.7 0.3 -0.3 0.7 0.4 0.1\"/>"
+    "<xform weight=\"0.3\" color=\"0.5\" julia=\"1\" coefs=\"0.5 0 0 0.5 -0.5 0.2\"/>"
+    "<xform weight=\"0.2\" color=\"1\" swirl=\"0.6\" bubble=\"0.4\" coefs=\"0.6 -0.2 0.2 0.6 0 -0.4\"/>"
+    "<color index=\"0\" rgb=\"255 40 0\"/><color index=\"128\" rgb=\"30 200 90\"/><color index=\"255\" rgb=\"40 60 255\"/>"
+    "</flame>";
+
+static char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) {
+        b[n] = 0;
+        *size = (size_t)n;
+    }
+    return b;
+}
+
+typedef struct row {
+    double q, samples, kernel_ms, total_s;
+    kiln_status st;
+} row;
+
+static row run(kiln_context *ctx, const kiln_flame *fl, uint32_t w, uint32_t h, double q, const kiln_flame_gpu_opts *go,
+               int cpu, int tonemap)
+{
+    row r = {q, 0, 0, 0, KILN_OK};
+    kiln_flame_render_opts o = {.width = w, .height = h, .quality = q, .seed = 7};
+    kiln_flame_setup s;
+    double t0 = now_s();
+    r.st = kiln__flame_setup(ctx, fl, &o, &s);
+    if (r.st != KILN_OK) return r;
+    kiln_flame_hist hist;
+    kiln_flame_gpu_stats gs;
+    memset(&gs, 0, sizeof gs);
+    r.st = cpu ? kiln__flame_iterate_cpu(ctx, fl, &s, &hist) : kiln__flame_iterate_gpu_ex(ctx, fl, &s, go, &hist, &gs);
+    if (r.st != KILN_OK) return r;
+    if (tonemap) {
+        kiln_image img;
+        r.st = kiln__flame_tonemap(ctx, fl, &s, &hist, &img);
+        if (r.st == KILN_OK) kiln_image_free(&img);
+    }
+    r.total_s = now_s() - t0;
+    r.samples = cpu ? (double)s.nsamples : (double)gs.samples;
+    r.kernel_ms = cpu ? r.total_s * 1e3 : gs.kernel_ms;
+    kiln__flame_hist_free(&hist);
+    return r;
+}
+
+static void print_row(const char *genome, const char *mode, uint32_t w, uint32_t h, row r)
+{
+    if (r.st != KILN_OK) {
+        printf("| %-24s | %-22s | %9s | failed (status %d) |\n", genome, mode, "", (int)r.st);
+        return;
+    }
+    printf("| %-24s | %-22s | %4ux%-4u | %7.0f | %9.3f | %10.1f | %8.3f | %8.2f | %9.1f |\n", genome, mode, w, h, r.q,
+           r.samples / 1e9, r.kernel_ms, r.samples / (r.kernel_ms * 1e-3) / 1e9, r.total_s, r.samples / r.total_s / 1e6);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t w = 1920, h = 1080;
+    double quality = 2000, budget = 50;
+    const char *files[64];
+    int nfiles = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%ux%u", &w, &h) != 2) return 2;
+        } else if (!strcmp(argv[i], "--quality") && i + 1 < argc) {
+            quality = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "--budget") && i + 1 < argc) {
+            budget = atof(argv[++i]);
+        } else if (nfiles < 64) {
+            files[nfiles++] = argv[i];
+        }
+    }
+    kiln_context_params cp;
+    kiln_context_params_init(&cp);
+    cp.backend = KILN_BACKEND_VULKAN;
+    kiln_context *ctx = NULL;
+    if (kiln_context_create(&cp, &ctx) != KILN_OK) {
+        fprintf(stderr, "cannot create a context\n");
+        return 1;
+    }
+    kiln_gpu *gpu;
+    if (kiln__gpu_get(ctx, &gpu) != KILN_OK) {
+        fprintf(stderr, "no Vulkan device: %s\n", kiln_last_error(ctx));
+        kiln_context_free(ctx);
+        return 77;
+    }
+    const kiln_gpu_info *gi = kiln_context_gpu(ctx);
+    printf("device: %s (%s), subgroup size %u\n\n", gi ? gi->name : "?", gi ? gi->driver : "?", gi ? gi->subgroup_size : 0);
+    printf("| genome                   | mode                   | size      | quality | G samples | kernel ms  | G smp/s  | total s   | M smp/s e2e |\n");
+    printf("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+    int n = nfiles ? nfiles : 1;
+    for (int g = 0; g < n; g++) {
+        size_t size = sizeof builtin_xml - 1;
+        char *xml = nfiles ? read_file(files[g], &size) : NULL;
+        const char *name = nfiles ? strrchr(files[g], '/') ? strrchr(files[g], '/') + 1 : files[g] : "builtin";
+        if (nfiles && !xml) {
+            fprintf(stderr, "cannot read %s\n", files[g]);
+            continue;
+        }
+        kiln_flame *fl = NULL;
+        uint32_t count = 0;
+        if (kiln__flame_parse(ctx, xml ? xml : builtin_xml, size, name, &fl, &count) != KILN_OK) {
+            fprintf(stderr, "%s: %s\n", name, kiln_last_error(ctx));
+            free(xml);
+            continue;
+        }
+        free(xml);
+        /* calibration: a short run gives the rate; keep the full run inside the budget */
+        kiln_flame_gpu_opts def = {0};
+        row cal = run(ctx, &fl[0], w, h, quality / 40 > 1 ? quality / 40 : 1, &def, 0, 0); /* warm-up (pipelines) */
+        if (cal.st == KILN_OK) cal = run(ctx, &fl[0], w, h, quality / 40 > 1 ? quality / 40 : 1, &def, 0, 0);
+        double q = quality;
+        if (cal.st == KILN_OK && cal.total_s > 0) {
+            double rate = cal.samples / cal.total_s;
+            double fit = rate * budget * 0.4 / ((double)w * h); /* room for the CPU tone map */
+            if (fit < q) q = fit < 1 ? 1 : (double)(int)fit;
+        }
+        print_row(name, "calibration", w, h, cal);
+        print_row(name, "GPU warp-uniform+ring", w, h, run(ctx, &fl[0], w, h, q, &def, 0, 1));
+        double qv = q / 8 > 1 ? q / 8 : 1; /* variants at an eighth of the quality */
+        kiln_flame_gpu_opts lane = {.per_lane_choice = 1}, noshuf = {.no_shuffle = 1};
+        print_row(name, "GPU per-lane (diverge)", w, h, run(ctx, &fl[0], w, h, qv, &lane, 0, 0));
+        print_row(name, "GPU no ring shuffle", w, h, run(ctx, &fl[0], w, h, qv, &noshuf, 0, 0));
+        print_row(name, "GPU warp-uniform+ring", w, h, run(ctx, &fl[0], w, h, qv, &def, 0, 0));
+        /* the CPU chaos game on all cores for scale, at a quality that takes a few seconds */
+        print_row(name, "CPU (all threads)", 640, 360, run(ctx, &fl[0], 640, 360, 10, NULL, 1, 0));
+        kiln__flame_free_all(fl, count);
+    }
+    kiln_context_free(ctx);
+    return 0;
+}

@@ -1,0 +1,359 @@
+#version 450
+// enc_bc1.comp - BC1 / BC1a / BC3-colour at fast quality, kiln strategy: one invocation per block runs
+// the lane program of bc1_enc.c's 16-block batch (batch_body) with the same float operations in the
+// same order (`precise`, correctly rounded divisions), so the bytes are identical. Blocks the batch
+// hands to the per-block encoder (a texel below the alpha threshold or cut out, a flat or degenerate
+// block) get their bit set in the fallback mask instead; the host encodes those on the CPU.
+#include "enc_bc_common.glsl"
+layout(local_size_x_id = 0) in;
+#include "enc_bc1.glsl"
+
+shared uint s_fb[(KILN_EBC_LOCAL + 31) / 32];
+
+
+// Least-squares endpoints for weights alpha (on c0): bc1_enc.c b_refit.
+bool b_refit(float alpha[16], vec3 x[16], vec3 tot, out vec3 a, out vec3 bo)
+{
+    precise float sa = 0.0, saa = 0.0;
+    precise vec3 sax = vec3(0.0);
+    for (int t = 0; t < 16; t++) {
+        sa += alpha[t];
+        saa += mr(alpha[t], alpha[t]);
+        sax += mr3s(x[t], alpha[t]);
+    }
+    precise float aa = saa, ab = sa - saa, bb = (16.0 - 2.0 * sa) + saa;
+    precise float det = mr(aa, bb) - mr(ab, ab);
+    bool ok = det > F_1EM3;
+    float rc = fdiv_rn(1.0, ok ? det : 1.0);
+    precise vec3 bx = tot - sax;
+    precise vec3 u1 = mr3s(sax, bb) - mr3s(bx, ab), u2 = mr3s(bx, aa) - mr3s(sax, ab);
+    vec3 ra = mr3s(u1, rc);
+    vec3 rb = mr3s(u2, rc);
+    a = ra;
+    bo = rb;
+    return ok;
+}
+
+// Exact four-colour indices and error: bc1_enc.c b_select.
+float b_select(vec3 sx[16], vec3 sw, uint c0, uint c1, out uint packed)
+{
+    ivec3 e0 = expand565(c0), e1 = expand565(c1);
+    ivec3 i2 = (2 * e0 + e1) / 3, i3 = (e0 + 2 * e1) / 3;
+    precise vec3 pal[4];
+    pal[0] = mr3(vec3(e0), sw);
+    pal[1] = mr3(vec3(e1), sw);
+    pal[2] = mr3(vec3(i2), sw);
+    pal[3] = mr3(vec3(i3), sw);
+    precise float err = 0.0;
+    uint bits = 0u;
+    for (int t = 0; t < 16; t++) {
+        precise float best = 0.0;
+        uint bi = 0u;
+        [[unroll]] for (int e = 0; e < 4; e++) {
+            precise vec3 d = sx[t] - pal[e];
+            precise float dd = (mr(d.x, d.x) + mr(d.y, d.y)) + mr(d.z, d.z);
+            if (e == 0) best = dd;
+            else if (dd < best) { best = dd; bi = uint(e); }
+        }
+        err += best;
+        bits |= bi << (2u * uint(t));
+    }
+    packed = bits;
+    return err;
+}
+
+// ---------------------------------------------------------------- normal quality (bc1_enc.c encode_fast
+// with three refits, per block). Sums in the CPU's vector orders: vhsum is a pairwise tree over
+// neighbouring lanes, vsum8 adds lanes i and i + 8, then i and i + 4, i and i + 2, then the two left.
+// Blocks the GPU does not finish (flat blocks and near-flat ones that would try the exact single-
+// colour tables, equal endpoints, transparent or cut-out texels) go to the CPU.
+
+float hsum(float v[16])
+{
+    precise float s1[8], s2[4];
+    [[unroll]] for (int i = 0; i < 8; i++) s1[i] = v[2 * i] + v[2 * i + 1];
+    [[unroll]] for (int i = 0; i < 4; i++) s2[i] = s1[2 * i] + s1[2 * i + 1];
+    precise float r = (s2[0] + s2[1]) + (s2[2] + s2[3]);
+    return r;
+}
+
+float sum8(float v[16])
+{
+    precise float u[8], w[4], x[2];
+    [[unroll]] for (int i = 0; i < 8; i++) u[i] = v[i] + v[i + 8];
+    [[unroll]] for (int i = 0; i < 4; i++) w[i] = u[i] + u[i + 4];
+    [[unroll]] for (int i = 0; i < 2; i++) x[i] = w[i] + w[i + 2];
+    precise float r = x[0] + x[1];
+    return r;
+}
+
+struct Sol { uint c0, c1, idx; float err; bool four; };
+
+// bc1_enc.c select_indices (all 16 texels count).
+float n_select(vec3 sc[16], vec3 sw, uint c0, uint c1, bool four, out uint idx)
+{
+    ivec3 a = expand565(c0), bq = expand565(c1);
+    ivec3 pal[4];
+    pal[0] = a; pal[1] = bq;
+    if (four) { pal[2] = (2 * a + bq) / 3; pal[3] = (a + 2 * bq) / 3; }
+    else { pal[2] = (a + bq) / 2; pal[3] = ivec3(0); }
+    precise vec3 ps[4];
+    [[unroll]] for (int e = 0; e < 4; e++) ps[e] = mr3(vec3(pal[e]), sw);
+    int ne = four ? 4 : 3;
+    precise float best[16];
+    idx = 0u;
+    for (int t = 0; t < 16; t++) {
+        uint bi = 0u;
+        for (int e = 0; e < ne; e++) {
+            precise vec3 d = sc[t] - ps[e];
+            precise float dd = (mr(d.x, d.x) + mr(d.y, d.y)) + mr(d.z, d.z);
+            if (e == 0) best[t] = dd;
+            else if (dd < best[t]) { best[t] = dd; bi = uint(e); }
+        }
+        idx |= bi << (2u * uint(t));
+    }
+    return hsum(best);
+}
+
+void try_endpoints(vec3 sc[16], vec3 sw, uint c0, uint c1, bool four, inout Sol best)
+{
+    Sol s;
+    s.four = four;
+    if (FOUR_ANY) s.four = true;
+    else if (c0 == c1) s.four = false;
+    s.c0 = c0; s.c1 = c1;
+    if (!FOUR_ANY && (s.four ? c0 < c1 : c0 > c1)) { s.c0 = c1; s.c1 = c0; }
+    s.err = n_select(sc, sw, s.c0, s.c1, s.four, s.idx);
+    if (s.err < best.err) best = s;
+}
+
+bool n_refit(vec3 x[16], vec3 tot, Sol s, out vec3 a, out vec3 b)
+{
+    // the weights and their squares as constants (fl(w) and fl(fl(w)^2), by their bits): the products
+    // of the per-texel selects must not be folded or fused by the driver
+    precise float wa[16], waa[16], w0[16], w1[16], w2[16];
+    for (int t = 0; t < 16; t++) {
+        uint i = (s.idx >> (2u * uint(t))) & 3u;
+        float v, v2;
+        if (s.four) {
+            v = i == 0u ? 1.0 : i == 2u ? F_2_3 : i == 3u ? F_1_3 : 0.0;
+            v2 = i == 0u ? 1.0 : i == 2u ? uintBitsToFloat(0x3ee38e3au) : i == 3u ? uintBitsToFloat(0x3de38e3au) : 0.0;
+        } else {
+            v = i == 0u ? 1.0 : i == 2u ? 0.5 : 0.0;
+            v2 = i == 0u ? 1.0 : i == 2u ? 0.25 : 0.0;
+        }
+        wa[t] = v;
+        waa[t] = v2;
+        float p0 = mr(v, x[t].x);
+        float p1 = mr(v, x[t].y);
+        float p2 = mr(v, x[t].z);
+        w0[t] = p0; w1[t] = p1; w2[t] = p2;
+    }
+    precise float sa = sum8(wa), aa = sum8(waa);
+    precise vec3 ax = vec3(sum8(w0), sum8(w1), sum8(w2));
+    precise float ab = sa - aa, bb = (16.0 - 2.0 * sa) + aa;
+    precise float det = mr(aa, bb) - mr(ab, ab);
+    a = vec3(0.0); b = vec3(0.0);
+    if (!(det > F_1EM3)) return false;
+    float rc = fdiv_rn(1.0, det);
+    precise vec3 bx = tot - ax;
+    vec3 t1 = mr3s(ax, bb), t2 = mr3s(bx, ab), t3 = mr3s(bx, aa), t4 = mr3s(ax, ab);
+    precise vec3 t5 = t1 - t2, t6 = t3 - t4;
+    vec3 ra = mr3s(t5, rc), rb = mr3s(t6, rc);
+    a = ra; b = rb;
+    return true;
+}
+
+void refine_ls(vec3 x[16], vec3 sc[16], vec3 sw, vec3 tot, inout Sol s, int rounds)
+{
+    for (int r = 0; r < rounds; r++) {
+        vec3 a, b;
+        if (!n_refit(x, tot, s, a, b)) return;
+        uint qa = quant565(a), qb = quant565(b);
+        if ((qa == s.c0 && qb == s.c1) || (qa == s.c1 && qb == s.c0)) return;
+        Sol t;
+        t.err = F_INF; t.c0 = 0u; t.c1 = 0u; t.idx = 0u; t.four = s.four;
+        try_endpoints(sc, sw, qa, qb, s.four, t);
+        if (!(t.err < s.err)) return;
+        s = t;
+    }
+}
+
+// Returns false when the block must go to the CPU.
+bool normal_block(uint b)
+{
+    const vec3 sw = chan_sw(), cw = chan_w();
+    const uint thr = pc.flags & 255u;
+    const bool cutout = (pc.flags & 512u) != 0u;
+    vec3 x[16], sc[16];
+    bool is_flat_blk = true;
+    for (uint t = 0u; t < 16u; t++) {
+        uint a8;
+        load_texel(b, t, x[t], a8);
+        sc[t] = mr3(x[t], sw);
+        if ((PUNCH && a8 < thr) || (cutout && a8 == 0u)) return false;
+        if (x[t] != x[0]) is_flat_blk = false;
+    }
+    if (is_flat_blk) return false; // exact single-colour tables (CPU)
+    float r[16], g[16], bl[16];
+    for (int t = 0; t < 16; t++) { r[t] = x[t].x; g[t] = x[t].y; bl[t] = x[t].z; }
+    precise vec3 tot = vec3(hsum(r), hsum(g), hsum(bl));
+    precise vec3 m = tot * 0.0625;
+    float q00[16], q01[16], q02[16], q11[16], q12[16], q22[16];
+    for (int t = 0; t < 16; t++) {
+        precise vec3 d = x[t] - m;
+        float e00 = mr(d.x, d.x), e01 = mr(d.x, d.y), e02 = mr(d.x, d.z), e11 = mr(d.y, d.y), e12 = mr(d.y, d.z), e22 = mr(d.z, d.z);
+        q00[t] = e00; q01[t] = e01; q02[t] = e02; q11[t] = e11; q12[t] = e12; q22[t] = e22;
+    }
+    precise float s01 = sw.x * sw.y, s02 = sw.x * sw.z, s12 = sw.y * sw.z;
+    float c00 = mr(sum8(q00), cw.x), c01 = mr(sum8(q01), s01), c02 = mr(sum8(q02), s02);
+    float c11 = mr(sum8(q11), cw.y), c12 = mr(sum8(q12), s12), c22 = mr(sum8(q22), cw.z);
+    precise float tr = (c00 + c11) + c22;
+    bool r0 = c00 >= c11 && c00 >= c22, r1 = !r0 && c11 >= c22;
+    precise float v0 = r0 ? c00 : r1 ? c01 : c02, v1 = r0 ? c01 : r1 ? c11 : c12, v2 = r0 ? c02 : r1 ? c12 : c22;
+    for (int it = 0; it < 2; it++) {
+        precise float w0 = (mr(c00, v0) + mr(c01, v1)) + mr(c02, v2);
+        precise float w1 = (mr(c01, v0) + mr(c11, v1)) + mr(c12, v2);
+        precise float w2 = (mr(c02, v0) + mr(c12, v1)) + mr(c22, v2);
+        v0 = w0; v1 = w1; v2 = w2;
+    }
+    float mx = abs(v0) > abs(v1) ? abs(v0) : abs(v1);
+    mx = abs(v2) > mx ? abs(v2) : mx;
+    precise vec3 axis;
+    if (!(tr > 0.0) || !(mx > 1e-30) || !(mx < 1e30)) {
+        axis = vec3(1.0);
+    } else {
+        float rm = fdiv_rn(1.0, mx);
+        float a0 = mr(v0, rm), a1 = mr(v1, rm), a2 = mr(v2, rm);
+        axis = vec3(mr(a0, sw.x), mr(a1, sw.y), mr(a2, sw.z));
+    }
+    precise float p[16];
+    float pmin = F_INF, pmax = -F_INF;
+    for (int t = 0; t < 16; t++) {
+        p[t] = (mr(x[t].x, axis.x) + mr(x[t].y, axis.y)) + mr(x[t].z, axis.z);
+        pmin = min(pmin, p[t]);
+        pmax = max(pmax, p[t]);
+    }
+    int lo = 0, hi = 0;
+    for (int t = 15; t >= 0; t--) { if (p[t] == pmin) lo = t; if (p[t] == pmax) hi = t; }
+    uint ehi = quant565(x[hi]), elo = quant565(x[lo]);
+    Sol best;
+    best.err = F_INF; best.c0 = 0u; best.c1 = 0u; best.idx = 0u; best.four = false;
+    Sol s = best;
+    try_endpoints(sc, sw, ehi, elo, true, s);
+    refine_ls(x, sc, sw, tot, s, 3);
+    if (s.err < best.err) best = s;
+    if (!FOUR_ANY) {
+        Sol t;
+        t.err = F_INF; t.c0 = 0u; t.c1 = 0u; t.idx = 0u; t.four = false;
+        try_endpoints(sc, sw, ehi, elo, false, t);
+        refine_ls(x, sc, sw, tot, t, 3);
+        if (t.err < best.err) best = t;
+    }
+    // the CPU then tries the exact single-colour pair of the mean (tables): leave those to it
+    if (best.c0 == best.c1 || tr < 2.0 * best.err) return false;
+    write_colour(b, best.c0, best.c1, best.idx);
+    return true;
+}
+
+void main()
+{
+    uint lid = gl_LocalInvocationID.x;
+    if (lid < (KILN_EBC_LOCAL + 31) / 32) s_fb[lid] = 0u;
+    barrier();
+    uint b = group_linear() * KILN_EBC_LOCAL + lid;
+    uint nblocks = pc.blocks_x * pc.blocks_y;
+    if (b < nblocks && QUALITY == Q_NORMAL) {
+        if (!normal_block(b)) atomicOr(s_fb[lid / 32u], 1u << (lid % 32u));
+    } else if (b < nblocks) {
+        const vec3 sw = chan_sw(), cw = chan_w();
+        const uint thr = pc.flags & 255u;
+        const bool cutout = (pc.flags & 512u) != 0u;
+        vec3 x[16], sx[16];
+        bool eligible = true;
+        for (uint t = 0u; t < 16u; t++) {
+            uint a8;
+            load_texel(b, t, x[t], a8);
+            sx[t] = mr3(x[t], sw);
+            if ((PUNCH && a8 < thr) || (cutout && a8 == 0u)) eligible = false;
+        }
+        precise vec3 tot = vec3(0.0);
+        for (int t = 0; t < 16; t++) tot += x[t];
+        precise vec3 m = tot * 0.0625;
+        precise float c00 = 0.0, c01 = 0.0, c02 = 0.0, c11 = 0.0, c12 = 0.0, c22 = 0.0;
+        for (int t = 0; t < 16; t++) {
+            precise vec3 d = x[t] - m;
+            c00 += mr(d.x, d.x);
+            c01 += mr(d.x, d.y);
+            c02 += mr(d.x, d.z);
+            c11 += mr(d.y, d.y);
+            c12 += mr(d.y, d.z);
+            c22 += mr(d.z, d.z);
+        }
+        precise float s01 = sw.x * sw.y, s02 = sw.x * sw.z, s12 = sw.y * sw.z;
+        c00 = mr(c00, cw.x);
+        c01 = mr(c01, s01);
+        c02 = mr(c02, s02);
+        c11 = mr(c11, cw.y);
+        c12 = mr(c12, s12);
+        c22 = mr(c22, cw.z);
+        precise float trc = (c00 + c11) + c22;
+        bool ok = trc > 0.0;
+        bool r0 = c00 >= c11 && c00 >= c22, r1 = !r0 && c11 >= c22;
+        precise float v0 = r0 ? c00 : r1 ? c01 : c02, v1 = r0 ? c01 : r1 ? c11 : c12, v2 = r0 ? c02 : r1 ? c12 : c22;
+        for (int it = 0; it < 2; it++) {
+            precise float w0 = (mr(c00, v0) + mr(c01, v1)) + mr(c02, v2);
+            precise float w1 = (mr(c01, v0) + mr(c11, v1)) + mr(c12, v2);
+            precise float w2 = (mr(c02, v0) + mr(c12, v1)) + mr(c22, v2);
+            v0 = w0;
+            v1 = w1;
+            v2 = w2;
+        }
+        float ax0 = mr(v0, sw.x), ax1 = mr(v1, sw.y), ax2 = mr(v2, sw.z);
+        precise float p[16];
+        precise float plo = F_INF, phi = -F_INF;
+        for (int t = 0; t < 16; t++) {
+            p[t] = (mr(x[t].x, ax0) + mr(x[t].y, ax1)) + mr(x[t].z, ax2);
+            plo = p[t] < plo ? p[t] : plo;
+            phi = p[t] > phi ? p[t] : phi;
+        }
+        precise float span = phi - plo;
+        ok = ok && span > 0.0;
+        float sc = fdiv_rn(3.0, ok ? span : 1.0);
+        float alpha[16];
+        for (int t = 0; t < 16; t++) {
+            float tq = mr(p[t] - plo, sc);
+            alpha[t] = tq < 0.5 ? 0.0 : tq < 1.5 ? F_1_3 : tq < 2.5 ? F_2_3 : 1.0;
+        }
+        vec3 a, bb;
+        ok = b_refit(alpha, x, tot, a, bb) && ok;
+        uint q0 = quant565(a), q1 = quant565(bb);
+        if (!FOUR_ANY) {
+            ok = ok && q0 != q1;
+            if (q0 < q1) { uint t = q0; q0 = q1; q1 = t; }
+        }
+        uint idx;
+        float err = b_select(sx, sw, q0, q1, idx);
+        for (int t = 0; t < 16; t++) {
+            uint i = (idx >> (2u * uint(t))) & 3u;
+            alpha[t] = i == 0u ? 1.0 : i == 2u ? F_2_3 : i == 3u ? F_1_3 : 0.0;
+        }
+        bool ok2 = b_refit(alpha, x, tot, a, bb);
+        uint n0 = quant565(a), n1 = quant565(bb);
+        ok2 = ok2 && !((n0 == q0 && n1 == q1) || (n0 == q1 && n1 == q0));
+        if (!FOUR_ANY) {
+            ok2 = ok2 && n0 != n1;
+            if (n0 < n1) { uint t = n0; n0 = n1; n1 = t; }
+        }
+        if (ok && ok2) {
+            uint idx2;
+            float err2 = b_select(sx, sw, n0, n1, idx2);
+            if (err2 < err) { q0 = n0; q1 = n1; idx = idx2; }
+        }
+        if (ok && eligible) write_colour(b, q0, q1, idx);
+        else atomicOr(s_fb[lid / 32u], 1u << (lid % 32u));
+    }
+    barrier();
+    uint first = group_linear() * KILN_EBC_LOCAL;
+    if (lid < (KILN_EBC_LOCAL + 31) / 32 && first + lid * 32u < nblocks) fb.words[first / 32u + lid] = s_fb[lid];
+}

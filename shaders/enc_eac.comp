@@ -1,0 +1,327 @@
+#version 450
+// enc_eac.comp - kiln's EAC encoder (R11 / RG11 unsigned and signed, ETC2 RGBA alpha): the output is
+// bit-identical to src/codec/eac_enc.c at the same quality, tie-breaking included.
+//
+// What the CPU encoder returns (eac_enc.c): first a range estimate (per table, in table order, the
+// estimated multiplier +-1 with the centred base (normal, high, max) or the estimated multiplier
+// with the centred base +-1 (fast)) keeps its first strict minimum; then (normal and above) an exact
+// search over multipliers (outer), tables, bases (inner) replaces it only on a strictly smaller
+// error. So the result is the estimate when its error equals the optimum of the searched set S, else
+// the first (m, t, b) of S in that order with the optimal error.
+//
+// Design: 4 jobs per workgroup of 64, 16 lanes per job, lane = table. The estimate is computed in
+// exact integer arithmetic (see the flags in enc_etc_eac.glsl for the one case where the CPU's
+// doubles can round either way). In the exact phase each lane searches its table over all
+// multipliers with pruning that stays exact AND keeps ties: a base survives when it could reach an
+// error <= the bound (the estimate's error, then the lane's best), from two necessary conditions:
+// the smallest target needs a level within sqrt(bound / its count) (a union of 8 base intervals,
+// one per level) and so does the largest (their hull); the evaluation stops once the error exceeds
+// the bound. The lanes' (error, (m, t, b)) minima are reduced in shared memory.
+layout(local_size_x = 64) in;
+// The quality is a push constant (one pipeline for all four). PRUNE (specialisation constant 3):
+// 0 = two conditions (the hull of the largest target's level windows and the union of the
+// smallest's), 1 = five conditions intersected as the CPU does (fewer evaluations, more interval
+// work). Both exact; bench/gpu_encode_etc.c measures both.
+layout(constant_id = 3) const int PRUNE = 0;
+
+#include "enc_etc_eac.glsl"
+
+layout(std430, binding = 2) writeonly buffer Flags { uint w[]; } flags;
+
+const uint64_t UMAX = 0xffffffffffffffffUL;
+
+shared int s_tgt[64];
+shared uint64_t s_err[64];
+shared uint s_key[64];
+shared uint s_amb[64];
+shared uint s_bound[4]; // per job: an upper bound of the best error found so far, in units of 2^BSHIFT
+
+// Errors of the 11-bit kinds reach 2^58: the shared bound keeps them rounded up to 2^26 units (about
+// 1.6% of one squared 11-bit step), the 8-bit alpha exactly.
+const int BSHIFT = KIND == 0 ? 0 : 26;
+uint bound_units(uint64_t e) { return e >= (0xffffffffUL << BSHIFT) ? 0xffffffffu : uint((e + ((1UL << BSHIFT) - 1UL)) >> BSHIFT); }
+uint64_t bound_value(uint u) { return u == 0xffffffffu ? 0xffffffffffffffffUL : uint64_t(u) << BSHIFT; }
+
+int64_t fdiv64(int64_t a, int64_t d) { return a >= 0 ? a / d : -((-a + d - 1) / d); }
+int64_t cdiv64(int64_t a, int64_t d) { return -fdiv64(-a, d); }
+int fdivstep(int a) { return STEP == 1 ? a : (a >> 3); }
+int cdivstep(int a) { return STEP == 1 ? a : -((-a) >> 3); }
+
+// Error of base b with offsets off[], stopping once it exceeds limit.
+uint64_t eval_b(int T[16], int b, int off[8], uint64_t limit)
+{
+    int L[8];
+    int c = STEP * b + C0;
+    for (int i = 0; i < 8; i++) L[i] = eac_level(c, off[i]);
+    uint64_t e = 0;
+    for (int p = 0; p < 16; p++) {
+        e += eac_pixel_err(T[p], L);
+        if (e > limit) return e;
+    }
+    return e;
+}
+
+// An upper bound of isqrt(v) (windows may be wider than needed: a superset stays exact).
+int64_t rbound(uint64_t v)
+{
+    if (v >= (1UL << 58)) return int64_t(1) << 40;
+    return int64_t(sqrt(float(v)) * 1.001) + 2;
+}
+
+// Pruning conditions intersected per (table, multiplier), and candidate base intervals kept.
+#define NCOND 5
+#define NIV 8
+
+uint lexkey(int m, int t, int b) { return (uint(m) << 12) | (uint(t) << 8) | uint(b - BMIN); }
+
+void main()
+{
+    const uint lid = gl_LocalInvocationID.x;
+    const uint slot = lid >> 4u, lane = lid & 15u;
+    const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    const uint job = wg * 4u + slot;
+    const bool live = job < pc.njobs;
+    const int QUALITY = pc.quality;
+    const int MRAD = QUALITY == 0 ? 0 : 1, BRAD = QUALITY == 0 ? 1 : 0;
+    eac_load_mods(lid, 64u);
+    if (live) s_tgt[lid] = eac_target(job, lane);
+    barrier();
+
+    int T[16];
+    int tmin = 0, tmax = 0, cmin = 0, cmax = 0;
+    int clo[NCOND], chi[NCOND], ccount[NCOND]; // the pruning conditions (see below)
+    if (live) {
+        for (int p = 0; p < 16; p++) T[p] = s_tgt[slot * 16u + uint(p)];
+        tmin = T[0];
+        tmax = T[0];
+        for (int p = 1; p < 16; p++) {
+            tmin = min(tmin, T[p]);
+            tmax = max(tmax, T[p]);
+        }
+        for (int p = 0; p < 16; p++) {
+            cmin += T[p] == tmin ? 1 : 0;
+            cmax += T[p] == tmax ? 1 : 0;
+        }
+        // evaluation order for early exits: sorted, then extremes first (the error is a sum of
+        // integers: any order gives the same value)
+        for (int i = 1; i < 16; i++) {
+            int v = T[i], j = i;
+            while (j > 0 && T[j - 1] > v) {
+                T[j] = T[j - 1];
+                j--;
+            }
+            T[j] = v;
+        }
+        // conditions, as the CPU orders them: the smallest value (with its multiplicity), the largest,
+        // then the first three quarters of the sorted values
+        clo[0] = tmin; chi[0] = tmin; ccount[0] = cmin;
+        clo[1] = tmax; chi[1] = tmax; ccount[1] = cmax;
+        for (int q = 0; q < NCOND - 2; q++) {
+            clo[2 + q] = T[4 * q];
+            chi[2 + q] = T[4 * q + 3];
+            ccount[2 + q] = 4;
+        }
+        int U[16];
+        for (int i = 0; i < 8; i++) {
+            U[2 * i] = T[i];
+            U[2 * i + 1] = T[15 - i];
+        }
+        T = U;
+    }
+
+    // ---- the range estimate, lane = table
+    const int t = int(lane);
+    int mods[8];
+    for (int i = 0; i < 8; i++) mods[i] = s_mod[t * 8 + i];
+    int est_m = 0;
+    uint64_t be = UMAX;
+    uint bk = 0xffffffffu, amb = 0u;
+    if (live) {
+        int64_t D = int64_t(tmax) - int64_t(tmin);
+        int span = mods[7] - mods[3];
+        int64_t S = int64_t(SCALE) * span * (KIND == 0 ? 1 : 8);
+        // the CPU's floor(range / (span * unit) + 0.5) in doubles equals this: its exact value is never
+        // within the doubles' error of a half (unsigned R11) or is exactly representable (the others)
+        int m0 = int((2 * D + S) / (2 * S));
+        m0 = clamp(m0, MMIN, 15);
+        if (KIND != 0 && m0 == 0 && D > int64_t(span) * SCALE) m0 = 1;
+        est_m = m0;
+        for (int m = m0 - MRAD; m <= m0 + MRAD; m++) {
+            if (m < MMIN || m > 15) continue;
+            int f = eac_factor(m), off[8];
+            for (int i = 0; i < 8; i++) off[i] = mods[i] * f;
+            int64_t den = 2 * int64_t(SCALE) * STEP;
+            int64_t N = int64_t(tmin) + tmax - int64_t(SCALE) * (off[3] + off[7] + 2 * C0) + int64_t(SCALE) * STEP;
+            int b0 = int(fdiv64(N, den));
+            // The CPU computes b0 = floor((mid - centre - c0) / step + 0.5) in doubles. The exact value is
+            // a fraction with a small denominator, so the doubles' tiny errors can only matter when it is
+            // an integer exactly. Alpha and signed targets (scale 1, 65536) make every double operation
+            // exact; unsigned R11 (scale 65535) is exact only when min and max are 0 or 65535 in 16 bits.
+            // Otherwise, on an exact integer, the doubles may land either side: flag the job.
+            if (KIND == 1 && int64_t(b0) * den == N && (tmin % 65535 != 0 || tmax % 65535 != 0)) amb = 1u;
+            for (int b = b0 - BRAD; b <= b0 + BRAD; b++) {
+                if (b < BMIN || b > BMAX) continue;
+                uint64_t e = eval_b(T, b, off, be);
+                if (e < be) {
+                    be = e;
+                    bk = lexkey(m, t, b);
+                }
+            }
+        }
+    }
+    s_err[lid] = be;
+    s_key[lid] = bk;
+    s_amb[lid] = amb;
+    if (lane == 0u) s_bound[slot] = 0xffffffffu;
+    barrier();
+    // the first strict minimum in table order
+    uint64_t e_est = UMAX;
+    uint k_est = lexkey(MMIN, 0, BMIN < 0 ? 0 : BMIN);
+    for (uint i = 0u; i < 16u; i++) {
+        uint64_t e = s_err[slot * 16u + i];
+        if (e < e_est) {
+            e_est = e;
+            k_est = s_key[slot * 16u + i];
+        }
+        amb |= s_amb[slot * 16u + i];
+    }
+    barrier();
+
+    // ---- the exact search, lane = table, every multiplier (normal: the estimate's +-2)
+    uint64_t tb = UMAX;
+    uint tk = 0xffffffffu;
+    if (live && QUALITY >= 1 && e_est > 0) {
+        uint64_t rfor = 0;
+        bool have = false;
+        int wlo[NCOND], whi[NCOND]; // per condition: the decoded values some level must take
+        // multipliers from the estimate outwards: good bounds early (ties resolve by key, not order)
+        for (int n = 0; n < 32; n++) {
+            int m = est_m + ((n & 1) != 0 ? (n + 1) >> 1 : -(n >> 1));
+            if (m < MMIN || m > 15) continue;
+            if (QUALITY == 1 && abs(m - est_m) > 2) continue;
+            uint64_t B = min(min(e_est, tb), bound_value(atomicMin(s_bound[slot], bound_units(tb))));
+            if (!have || B != rfor) {
+                have = true;
+                for (int k = 0; k < (PRUNE == 0 ? 2 : NCOND); k++) {
+                    // `count` pixels in [lo, hi] each with error >= dist^2: dist <= sqrt(B / count)
+                    int64_t R = rbound(B / uint64_t(ccount[k]));
+                    wlo[k] = int(clamp(cdiv64(int64_t(clo[k]) - R, SCALE), -4096L, 4096L));
+                    whi[k] = int(clamp(fdiv64(int64_t(chi[k]) + R, SCALE), -4096L, 4096L));
+                }
+                rfor = B;
+            }
+            int f = eac_factor(m), off[8];
+            for (int i = 0; i < 8; i++) off[i] = mods[i] * f;
+            if (PRUNE == 0) {
+                int lo0 = wlo[0], hi0 = whi[0], lo1 = wlo[1], hi1 = whi[1];
+                if (hi0 < VMIN || lo0 > VMAX || hi1 < VMIN || lo1 > VMAX) continue;
+                // hull of the bases that put some level within the largest target's window
+                int hlo = lo1 <= VMIN ? BMIN : max(BMIN, cdivstep(lo1 - off[7] - C0));
+                int hhi = hi1 >= VMAX ? BMAX : min(BMAX, fdivstep(hi1 - off[3] - C0));
+                // the smallest target's window, level by level in decreasing offset (increasing base)
+                int next = hlo;
+                for (int jj = 0; jj < 8; jj++) {
+                    int i = jj < 4 ? 7 - jj : jj - 4;
+                    int blo = lo0 <= VMIN ? BMIN : cdivstep(lo0 - off[i] - C0);
+                    int bhi = hi0 >= VMAX ? BMAX : fdivstep(hi0 - off[i] - C0);
+                    blo = max(blo, next);
+                    bhi = min(bhi, hhi);
+                    for (int b = blo; b <= bhi; b++) {
+                        uint64_t lim = min(B, tb);
+                        uint64_t e = eval_b(T, b, off, lim);
+                        uint k = lexkey(m, t, b);
+                        if (e <= lim && (e < tb || k < tk)) {
+                            tb = e;
+                            tk = k;
+                        }
+                    }
+                    next = max(next, bhi + 1);
+                }
+                continue;
+            }
+            // candidate bases: sorted disjoint intervals, intersected condition by condition
+            int ca[NIV], cb[NIV], nc = 0;
+            for (int k = 0; k < NCOND; k++) {
+                int lo = wlo[k], hi = whi[k];
+                if (lo > VMAX || hi < VMIN) {
+                    nc = 0;
+                    break;
+                }
+                bool lo_inf = lo <= VMIN, hi_inf = hi >= VMAX;
+                int ua[8], ub[8], nu = 0;
+                for (int jj = 0; jj < 8; jj++) { // decreasing offsets: increasing bases
+                    int i = jj < 4 ? 7 - jj : jj - 4;
+                    int blo = lo_inf ? BMIN : max(BMIN, cdivstep(lo - off[i] - C0));
+                    int bhi = hi_inf ? BMAX : min(BMAX, fdivstep(hi - off[i] - C0));
+                    if (blo > bhi) continue;
+                    if (nu > 0 && blo <= ub[nu - 1] + 1) {
+                        ub[nu - 1] = max(ub[nu - 1], bhi);
+                    } else {
+                        ua[nu] = blo;
+                        ub[nu] = bhi;
+                        nu++;
+                    }
+                }
+                if (k == 0) {
+                    for (int x = 0; x < nu; x++) {
+                        ca[x] = ua[x];
+                        cb[x] = ub[x];
+                    }
+                    nc = nu;
+                } else {
+                    int na[NIV], nb[NIV], nn = 0, x = 0, y = 0;
+                    while (x < nc && y < nu) {
+                        int l2 = max(ca[x], ua[y]), h2 = min(cb[x], ub[y]);
+                        if (l2 <= h2) {
+                            if (nn < NIV) {
+                                na[nn] = l2;
+                                nb[nn] = h2;
+                                nn++;
+                            } else {
+                                nb[nn - 1] = h2; // full: widen the last interval (a superset stays exact)
+                            }
+                        }
+                        if (cb[x] < ub[y]) x++;
+                        else y++;
+                    }
+                    for (int z = 0; z < nn; z++) {
+                        ca[z] = na[z];
+                        cb[z] = nb[z];
+                    }
+                    nc = nn;
+                }
+                if (nc == 0) break;
+            }
+            for (int ci = 0; ci < nc; ci++) {
+                for (int b = ca[ci]; b <= cb[ci]; b++) {
+                    uint64_t lim = min(B, tb);
+                    uint64_t e = eval_b(T, b, off, lim);
+                    uint k = lexkey(m, t, b);
+                    if (e <= lim && (e < tb || k < tk)) {
+                        tb = e;
+                        tk = k;
+                    }
+                }
+            }
+        }
+    }
+    s_err[lid] = tb;
+    s_key[lid] = tk;
+    barrier();
+    if (live && lane == 0u) {
+        uint64_t e_s = UMAX;
+        uint k_s = 0xffffffffu;
+        for (uint i = 0u; i < 16u; i++) {
+            uint64_t e = s_err[slot * 16u + i];
+            uint k = s_key[slot * 16u + i];
+            if (e < e_s || (e == e_s && k < k_s)) {
+                e_s = e;
+                k_s = k;
+            }
+        }
+        uint k = (QUALITY >= 1 && e_est > 0 && e_s < e_est) ? k_s : k_est;
+        for (int p = 0; p < 16; p++) T[p] = s_tgt[slot * 16u + uint(p)];
+        eac_write(job, T, int(k & 255u) + BMIN, int((k >> 8u) & 15u), int(k >> 12u));
+        flags.w[job] = amb;
+    }
+}

@@ -1,0 +1,593 @@
+/* gpu_mip.c - mipmap chains on the GPU (Vulkan compute), the strategies of kiln_mip_strategy:
+ *
+ *   per-level    one dispatch (+ barrier) per level, one invocation per output texel
+ *   subgroup     stages of up to 5 levels (chunked from the 1x1 end, as stripe2933/mipmap), the first
+ *                levels of each stage reduced with subgroupShuffleXor (any subgroup size, no lane order
+ *                assumed), the rest through shared memory; stages where level l0+1 does not tile into
+ *                16 x 16 blocks (odd sizes) cannot shuffle and take at most 3 levels
+ *   pyramid      nvpro_pyramid's schedule: a "fast" stage of M <= 6 levels when both sides are divisible
+ *                by 2^M (M >= 2; shuffles when the stage allows it), else a "general" stage of 2 levels
+ *                (tiles of 16 x 16 with the 3-tap kernel and a recomputed 1-texel halo)
+ *   single-pass  every level in ONE dispatch: stages as above run by the same workgroups, the last
+ *                workgroup to finish the tiles a later-stage tile depends on continues with it
+ *                (per-tile arrival counters, release/acquire fences; shaders/mip_tile.comp)
+ *   baseline     (bench only) reads the base once and writes every level without reducing
+ *   blit         the vkCmdBlitImage chain (gpu_mip_blit.c): exact only on even levels, no alpha weighting
+ *
+ * All real strategies run the same exact arithmetic (shaders/mip_tile.comp, mip_common.glsl): box
+ * taps of src/mip/mip.h rule 5 for every size (2 taps even, 3 taps odd), vertical pass first, alpha
+ * weighting of rule 7, sRGB decode by the CPU's table and the exact threshold encoder, fp32 chain
+ * (levels read by a later stage are kept in fp32 in the `chain` buffer, never re-read from the
+ * quantised output). They differ in how levels are grouped into dispatches and reduced.
+ *
+ * Data stays in storage buffers: the base images (RGBA8 words or RGBA32F) in, the quantised levels
+ * 1..L-1 of every image out (tightly packed, level after level). A batch (kiln_mip_texture_layers,
+ * the bench's 256 textures) is one set of dispatches with z = image. */
+#include "gpu/gpu_mip.h"
+#include "image/color.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* job table layout: shaders/mip_common.glsl */
+#define P_LEVEL 8u
+#define P_STAGE 136u
+#define P_TEX 392u
+#define MIPF_DECODE_SRGB 1u
+#define MIPF_IN_F32 2u
+#define MIPF_OUT_F16 4u
+#define MIPF_OUT_F32 8u
+#define MIPF_OUT_SRGB 16u
+
+#define MIP_LOCAL 256u
+#define MIP_SH_A 1296u /* shared texels of mip_tile.comp */
+#define MIP_SH_B 400u
+#define MIP_MAX_LEVELS 32u
+#define MIP_BINDINGS 6u
+#define MIP_MAX_TEXTURES 16384u
+
+typedef struct mip_stage {
+    uint32_t l0, K, T, ntx, nty, ctr_off, shuffle, write_chain;
+} mip_stage;
+
+typedef struct mip_plan {
+    uint32_t L, w[MIP_MAX_LEVELS], h[MIP_MAX_LEVELS];
+    mip_stage st[MIP_MAX_LEVELS];
+    uint32_t nst;
+} mip_plan;
+
+static uint32_t tile_of(uint32_t K) { return K >= 6 ? 1u : 16u >> (K - 1); }
+
+static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+/* Worst-case region sizes of a stage (mip_tile.comp regions()) fit the shared arrays. */
+static int stage_fits(const mip_plan *p, uint32_t l0, uint32_t K)
+{
+    uint32_t T = tile_of(K), t = l0 + K;
+    uint32_t rx = T < p->w[t] ? T : p->w[t], ry = T < p->h[t] ? T : p->h[t];
+    for (uint32_t k = K - 1; k >= 1; k--) {
+        uint32_t m = l0 + k;
+        rx = p->w[m] == 1 ? 1 : 2 * rx + (p->w[m] & 1);
+        ry = p->h[m] == 1 ? 1 : 2 * ry + (p->h[m] & 1);
+        if (rx > p->w[m]) rx = p->w[m];
+        if (ry > p->h[m]) ry = p->h[m];
+        if ((uint64_t)rx * ry > ((k & 1) ? MIP_SH_A : MIP_SH_B)) return 0;
+    }
+    return 1;
+}
+
+/* Shuffle levels are possible: level l0+1 tiles into exact 16 x 16 blocks (so levels l0+1 .. l0+4 are even). */
+static int stage_clean(const mip_plan *p, uint32_t l0, uint32_t K)
+{
+    return K >= 2 && K <= 5 && p->w[l0 + 1] % 16 == 0 && p->h[l0 + 1] % 16 == 0;
+}
+
+static void add_stage(mip_plan *p, uint32_t l0, uint32_t K, int shuffle)
+{
+    mip_stage *s = &p->st[p->nst++];
+    memset(s, 0, sizeof *s);
+    s->l0 = l0;
+    s->K = K;
+    s->T = tile_of(K);
+    s->ntx = div_up(p->w[l0 + K], s->T);
+    s->nty = div_up(p->h[l0 + K], s->T);
+    s->shuffle = shuffle && stage_clean(p, l0, K) ? K - 1 : 0;
+}
+
+static uint32_t fit_k(const mip_plan *p, uint32_t l0, uint32_t K)
+{
+    while (K > 1 && !stage_fits(p, l0, K)) K--;
+    return K;
+}
+
+static void make_plan(mip_plan *p, uint32_t W, uint32_t H, uint32_t L, int strategy, int shuffles)
+{
+    memset(p, 0, sizeof *p);
+    p->L = L;
+    for (uint32_t m = 0; m < L; m++) {
+        p->w[m] = kiln_level_dim(W, m);
+        p->h[m] = kiln_level_dim(H, m);
+    }
+    uint32_t l0 = 0;
+    while (l0 + 1 < L) {
+        uint32_t rem = L - 1 - l0, K = 1;
+        int shuf = 0;
+        switch (strategy) {
+        case KILN_MIP_STRATEGY_PER_LEVEL: K = 1; break;
+        case KILN_MIP_STRATEGY_SUBGROUP:
+            K = (l0 == 0 && rem % 5) ? rem % 5 : 5;
+            if (K > rem) K = rem;
+            if (!stage_clean(p, l0, K) && K > 3) K = 3; /* no shuffles here: keep the recomputed halo small */
+            shuf = 1;
+            break;
+        case KILN_MIP_STRATEGY_PYRAMID: {
+            uint32_t M = 0;
+            while (M < 6 && p->w[l0] % (2u << M) == 0 && p->h[l0] % (2u << M) == 0) M++;
+            if (M >= 2) {
+                K = M; /* fast stage */
+                shuf = 1;
+            } else {
+                K = 2; /* general stage */
+            }
+            break;
+        }
+        default: /* single-pass, AUTO */
+            if (stage_clean(p, l0, rem < 5 ? rem : 5) || (rem >= 5 && stage_clean(p, l0, 5))) K = 5;
+            else K = 3;
+            shuf = 1;
+            break;
+        }
+        if (K > rem) K = rem;
+        K = fit_k(p, l0, K);
+        add_stage(p, l0, K, shuf && shuffles);
+        l0 += K;
+    }
+    for (uint32_t s = 0; s + 1 < p->nst; s++) p->st[s].write_chain = 1;
+}
+
+/* ---------------------------------------------------------------- buffers and recording */
+
+typedef struct mip_run {
+    kiln_gpu *gpu;
+    mip_plan plan;
+    uint32_t count, W, H;
+    uint32_t in_words, out_words, chain_vec4, ctr_words; /* per texture (ctr: all) */
+    uint32_t *table;                                     /* job table, table_words */
+    uint32_t table_words;
+    kiln_vk_io prm, in, out, lut;
+    kiln_vk_buffer chain, ctr;
+    const kiln_vk_pipeline *tile, *base;
+} mip_run;
+
+static void run_free(mip_run *r)
+{
+    if (r->gpu) {
+        kiln_vk_io_destroy(r->gpu, &r->prm);
+        kiln_vk_io_destroy(r->gpu, &r->in);
+        kiln_vk_io_destroy(r->gpu, &r->out);
+        kiln_vk_io_destroy(r->gpu, &r->lut);
+        kiln_vk_buffer_destroy(r->gpu, &r->chain);
+        kiln_vk_buffer_destroy(r->gpu, &r->ctr);
+    }
+    free(r->table);
+    memset(r, 0, sizeof *r);
+}
+
+static kiln_status io_flush(kiln_context *ctx, kiln_gpu *gpu, kiln_vk_io *io)
+{
+    return kiln_vk_buffer_flush(ctx, gpu, io->direct ? &io->dev : &io->staging);
+}
+
+static kiln_status check_range(kiln_context *ctx, const kiln_gpu *gpu, uint64_t bytes, const char *what, uint32_t W,
+                               uint32_t H, uint32_t count)
+{
+    if (bytes > gpu->props.limits.maxStorageBufferRange || bytes >= ((uint64_t)1 << 34))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "GPU mipmaps: the %s of %u image(s) of %ux%u needs %llu bytes, over %s's storage-buffer range "
+                          "(%u bytes)",
+                          what, count, W, H, (unsigned long long)bytes, gpu->props.deviceName,
+                          gpu->props.limits.maxStorageBufferRange);
+    return KILN_OK;
+}
+
+/* The smallest float f with f * 255 >= k + 0.5 exactly (the product of a float and 255 is exact in
+ * double): kiln__float_to_unorm8(f) > k from there on. */
+static float unorm8_threshold(int k)
+{
+    double edge = k + 0.5;
+    float f = (float)(edge / 255.0);
+    while ((double)f * 255.0 < edge) f = nextafterf(f, 2.0f);
+    for (;;) {
+        float p = nextafterf(f, 0.0f);
+        if ((double)p * 255.0 < edge) break;
+        f = p;
+    }
+    return f;
+}
+
+/* Plans `strategy`, builds the job table and creates every buffer but the input. */
+static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint32_t flags, const uint8_t *weighted,
+                               uint32_t subgroup_size)
+{
+    kiln_gpu *gpu = r->gpu;
+    const uint32_t wpt = (flags & MIPF_OUT_F32) ? 4 : (flags & MIPF_OUT_F16) ? 2 : 1;
+    const int baseline = strategy == KILN_MIP_STRATEGY_BASELINE;
+    if (r->count > MIP_MAX_TEXTURES || r->count > gpu->props.limits.maxComputeWorkGroupCount[2])
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "GPU mipmaps: %u images in one batch (at most %u)", r->count,
+                          MIP_MAX_TEXTURES);
+    make_plan(&r->plan, r->W, r->H, r->plan.L, strategy, gpu->full_subgroups);
+    mip_plan *p = &r->plan;
+    r->table_words = P_TEX + r->count;
+    free(r->table);
+    r->table = kiln__calloc(ctx, r->table_words, sizeof(uint32_t));
+    if (!r->table) return KILN_ERR_OUT_OF_MEMORY;
+    uint32_t *t = r->table;
+    uint64_t out_w = 0, chain_v = 0, ctr_w = 0;
+    for (uint32_t m = 0; m < p->L; m++) {
+        t[P_LEVEL + 4 * m] = p->w[m];
+        t[P_LEVEL + 4 * m + 1] = p->h[m];
+        if (m >= 1) {
+            t[P_LEVEL + 4 * m + 3] = (uint32_t)out_w;
+            out_w += (uint64_t)p->w[m] * p->h[m] * wpt;
+        }
+    }
+    for (uint32_t s = 0; s < p->nst; s++) {
+        mip_stage *st = &p->st[s];
+        if (st->write_chain) {
+            uint32_t top = st->l0 + st->K;
+            t[P_LEVEL + 4 * top + 2] = (uint32_t)chain_v;
+            chain_v += (uint64_t)p->w[top] * p->h[top];
+        }
+        if (s >= 1) {
+            st->ctr_off = (uint32_t)ctr_w;
+            ctr_w += (uint64_t)st->ntx * st->nty * r->count;
+        }
+        uint32_t *sw = &t[P_STAGE + 8 * s];
+        sw[0] = st->l0;
+        sw[1] = st->K;
+        sw[2] = st->T;
+        sw[3] = st->ntx;
+        sw[4] = st->nty;
+        sw[5] = st->ctr_off;
+        sw[6] = st->shuffle;
+        sw[7] = st->write_chain;
+    }
+    r->in_words = (uint32_t)((uint64_t)r->W * r->H * ((flags & MIPF_IN_F32) ? 4 : 1));
+    r->out_words = (uint32_t)out_w;
+    r->chain_vec4 = (uint32_t)chain_v;
+    r->ctr_words = (uint32_t)ctr_w;
+    t[0] = p->L;
+    t[1] = r->count;
+    t[2] = flags;
+    t[3] = baseline ? 0 : p->nst;
+    t[4] = r->W * r->H;
+    t[5] = r->chain_vec4;
+    t[6] = r->out_words;
+    for (uint32_t z = 0; z < r->count; z++) t[P_TEX + z] = weighted ? weighted[z] != 0 : 0;
+
+    uint64_t out_bytes = out_w * 4 * r->count, chain_bytes = chain_v * 16 * r->count, ctr_bytes = ctr_w * 4;
+    KILN_TRY(check_range(ctx, gpu, out_bytes, "output levels", r->W, r->H, r->count));
+    KILN_TRY(check_range(ctx, gpu, chain_bytes, "fp32 chain", r->W, r->H, r->count));
+    KILN_TRY(check_range(ctx, gpu, ctr_bytes, "counters", r->W, r->H, r->count));
+
+    kiln_vk_io_destroy(gpu, &r->prm);
+    kiln_vk_io_destroy(gpu, &r->out);
+    kiln_vk_buffer_destroy(gpu, &r->chain);
+    kiln_vk_buffer_destroy(gpu, &r->ctr);
+    KILN_TRY(kiln_vk_io_create(ctx, gpu, (VkDeviceSize)r->table_words * 4, 0, &r->prm));
+    memcpy(kiln_vk_io_map(&r->prm), r->table, (size_t)r->table_words * 4);
+    KILN_TRY(io_flush(ctx, gpu, &r->prm));
+    KILN_TRY(kiln_vk_io_create(ctx, gpu, out_bytes ? out_bytes : 16, 1, &r->out));
+    KILN_TRY(kiln_vk_buffer_create(ctx, gpu, chain_bytes ? chain_bytes : 16, KILN_VK_MEM_DEVICE, &r->chain));
+    KILN_TRY(kiln_vk_buffer_create(ctx, gpu, ctr_bytes ? ctr_bytes : 16, KILN_VK_MEM_DEVICE, &r->ctr));
+    if (!r->lut.dev.buffer) {
+        KILN_TRY(kiln_vk_io_create(ctx, gpu, 1024 * 4, 0, &r->lut));
+        float *l = kiln_vk_io_map(&r->lut);
+        for (int v = 0; v < 256; v++) {
+            l[v] = (flags & MIPF_DECODE_SRGB) ? kiln__srgb8_to_linear((uint8_t)v) : (float)v / 255.0f;
+            l[256 + v] = (float)v / 255.0f;
+            l[512 + v] = v < 255 ? kiln__srgb8_thresholds[v] : INFINITY;
+            l[768 + v] = v < 255 ? unorm8_threshold(v) : INFINITY;
+        }
+        KILN_TRY(io_flush(ctx, gpu, &r->lut));
+    }
+    if (baseline) {
+        uint32_t zero = 0;
+        kiln_vk_pipeline_desc d = {.shader = "mip_baseline", .local_size = MIP_LOCAL, .spec = &zero, .nspec = 0,
+                                   .nbindings = MIP_BINDINGS, .push_size = 8, .subgroup_size = subgroup_size};
+        KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &d, &r->base));
+    } else {
+        kiln_vk_pipeline_desc d = {.shader = "mip_tile", .local_size = MIP_LOCAL, .nbindings = MIP_BINDINGS,
+                                   .push_size = 8, .subgroup_size = subgroup_size,
+                                   .full_subgroups = gpu->full_subgroups};
+        KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &d, &r->tile));
+    }
+    return KILN_OK;
+}
+
+static void transfer_to_compute(VkCommandBuffer cb)
+{
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0,
+                         NULL);
+}
+
+static kiln_status run_record(kiln_context *ctx, kiln_vk_cmd *cmd, mip_run *r, int strategy)
+{
+    kiln_vk_binding b[MIP_BINDINGS] = {{.buffer = r->prm.dev.buffer}, {.buffer = r->in.dev.buffer},
+                                       {.buffer = r->chain.buffer},   {.buffer = r->out.dev.buffer},
+                                       {.buffer = r->lut.dev.buffer}, {.buffer = r->ctr.buffer}};
+    const mip_plan *p = &r->plan;
+    if (strategy == KILN_MIP_STRATEGY_BASELINE) {
+        uint32_t texels = p->w[1] * p->h[1];
+        uint32_t push[2] = {texels, texels * r->count};
+        return kiln_vk_cmd_dispatch_linear(ctx, cmd, r->base, b, push, (uint64_t)texels * r->count);
+    }
+    const int single = strategy == KILN_MIP_STRATEGY_SINGLE_PASS || strategy == KILN_MIP_STRATEGY_AUTO;
+    if (single && p->nst > 1) {
+        vkCmdFillBuffer(cmd->cb, r->ctr.buffer, 0, VK_WHOLE_SIZE, 0);
+        transfer_to_compute(cmd->cb);
+    }
+    for (uint32_t s = 0; s < p->nst; s++) {
+        const mip_stage *st = &p->st[s];
+        uint32_t tiles = st->ntx * st->nty;
+        uint32_t gx = tiles < 65535 ? tiles : 65535, gy = div_up(tiles, gx);
+        uint32_t push[2] = {s, single ? 1u : 0u};
+        KILN_TRY(kiln_vk_cmd_dispatch(ctx, cmd, r->tile, b, push, gx, gy, r->count));
+        if (single) break;
+        if (s + 1 < p->nst) kiln_vk_cmd_barrier(cmd);
+    }
+    return KILN_OK;
+}
+
+static int strategy_known(int s) { return s >= KILN_MIP_STRATEGY_AUTO && s <= KILN_MIP_STRATEGY_BASELINE; }
+
+static const char *strategy_name(int s)
+{
+    static const char *names[] = {"auto", "blit", "per-level", "subgroup", "pyramid", "single-pass", "baseline"};
+    return strategy_known(s) ? names[s] : "?";
+}
+
+typedef struct copy_out_job {
+    const kiln__gpu_mip_job *job;
+    const uint8_t *src;
+    const mip_run *r;
+    size_t bpt;
+} copy_out_job;
+
+static void copy_out(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const copy_out_job *c = user;
+    const mip_run *r = c->r;
+    for (size_t i = begin; i < end; i++) {
+        uint32_t z = (uint32_t)(i / (r->plan.L - 1)), m = (uint32_t)(i % (r->plan.L - 1)) + 1;
+        size_t off = ((size_t)z * r->out_words + r->table[P_LEVEL + 4 * m + 3]) * 4;
+        memcpy(c->job->dst[(size_t)z * c->job->levels + m], c->src + off,
+               (size_t)r->plan.w[m] * r->plan.h[m] * c->bpt);
+    }
+}
+
+kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job)
+{
+    if (!job || !job->images || job->count == 0 || !job->dst)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmaps: empty job");
+    if (!strategy_known(job->strategy))
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmaps: unknown strategy %d", job->strategy);
+    if (job->strategy == KILN_MIP_STRATEGY_BASELINE)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "GPU mipmaps: the baseline strategy writes wrong levels on purpose (bench/gpu_mip only)");
+    const kiln_image *b0 = &job->images[0];
+    if (b0->type != KILN_PIXEL_U8 && b0->type != KILN_PIXEL_F32)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "GPU mipmaps: %u-bit images are made on the CPU (GPU: 8-bit and float)",
+                          (unsigned)b0->type * 8);
+    if (job->out_kind != 1 && job->out_kind != 3 && job->out_kind != 4)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "GPU mipmaps: output kind %d (GPU: RGBA8, RGBA16F, RGBA32F)",
+                          job->out_kind);
+    if (job->levels == 0 || job->levels > MIP_MAX_LEVELS || job->levels > kiln_mip_level_count(b0->width, b0->height))
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmaps: %u levels for %ux%u", job->levels, b0->width,
+                          b0->height);
+    for (uint32_t i = 1; i < job->count; i++)
+        if (job->images[i].width != b0->width || job->images[i].height != b0->height || job->images[i].type != b0->type)
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmaps: image %u differs in size or type from image 0", i);
+    ctx->last_gpu_ms = 0.0;
+    if (job->levels == 1) return KILN_OK;
+
+    kiln_gpu *gpu;
+    KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    if (job->strategy == KILN_MIP_STRATEGY_BLIT) {
+        double bms = 0.0;
+        KILN_TRY(kiln__gpu_mip_blit(ctx, gpu, job, &bms));
+        if (ctx->params.verbose)
+            fprintf(stderr, "kiln: mipmaps on %s, strategy blit: %u blits, %.3f ms\n", gpu->props.deviceName,
+                    job->levels - 1, bms);
+        ctx->last_gpu_ms = bms;
+        return KILN_OK;
+    }
+    mip_run r;
+    memset(&r, 0, sizeof r);
+    r.gpu = gpu;
+    r.count = job->count;
+    r.W = b0->width;
+    r.H = b0->height;
+    r.plan.L = job->levels;
+    uint32_t flags = (job->decode_srgb ? MIPF_DECODE_SRGB : 0) | (b0->type == KILN_PIXEL_F32 ? MIPF_IN_F32 : 0) |
+                     (job->out_kind == 3 ? MIPF_OUT_F16 : job->out_kind == 4 ? MIPF_OUT_F32 : 0) |
+                     (job->out_srgb && job->out_kind != 3 ? MIPF_OUT_SRGB : 0);
+    size_t texel_bytes = b0->type == KILN_PIXEL_F32 ? 16 : 4;
+    size_t img_bytes = (size_t)r.W * r.H * texel_bytes;
+    kiln_status st = check_range(ctx, gpu, (uint64_t)img_bytes * r.count, "base images", r.W, r.H, r.count);
+    if (st == KILN_OK) st = run_prepare(ctx, &r, job->strategy, flags, job->weighted, job->subgroup_size);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)img_bytes * r.count, 0, &r.in);
+    if (st == KILN_OK) {
+        uint8_t *m = kiln_vk_io_map(&r.in);
+        for (uint32_t i = 0; i < r.count; i++) memcpy(m + i * img_bytes, job->images[i].pixels, img_bytes);
+        st = io_flush(ctx, gpu, &r.in);
+    }
+    kiln_vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    double ms = 0.0;
+    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, r.plan.nst + 1, &cmd);
+    if (st == KILN_OK) {
+        kiln_vk_cmd_upload(&cmd, &r.prm, 0);
+        kiln_vk_cmd_upload(&cmd, &r.lut, 0);
+        kiln_vk_cmd_upload(&cmd, &r.in, 0);
+        kiln_vk_cmd_timestamp(&cmd, 0);
+        st = run_record(ctx, &cmd, &r, job->strategy);
+        kiln_vk_cmd_timestamp(&cmd, 1);
+        kiln_vk_cmd_download(&cmd, &r.out, 0);
+        if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
+    }
+    kiln_vk_cmd_free(&cmd);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, r.out.direct ? &r.out.dev : &r.out.staging);
+    if (st == KILN_OK) {
+        copy_out_job c = {.job = job, .src = kiln_vk_io_map(&r.out), .r = &r,
+                          .bpt = job->out_kind == 1 ? 4 : job->out_kind == 3 ? 8 : 16};
+        st = kiln__parallel_for(ctx, (size_t)r.count * (r.plan.L - 1), 1, copy_out, &c);
+    }
+    if (st == KILN_OK && ctx->params.verbose)
+        fprintf(stderr, "kiln: mipmaps on %s, strategy %s: %u dispatch(es), %.3f ms kernel time\n", gpu->props.deviceName,
+                strategy_name(job->strategy),
+                job->strategy == KILN_MIP_STRATEGY_SINGLE_PASS || job->strategy == KILN_MIP_STRATEGY_AUTO ? 1u : r.plan.nst,
+                ms);
+    run_free(&r);
+    if (st == KILN_OK) ctx->last_gpu_ms = ms;
+    return st;
+}
+
+/* ---------------------------------------------------------------- bench hook */
+
+#define MIP_EVICT_BYTES ((VkDeviceSize)256 << 20)
+
+static void compute_after_transfer_and_compute(VkCommandBuffer cb)
+{
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+kiln_status kiln__gpu_mip_bench(kiln_context *ctx, uint32_t w, uint32_t h, uint32_t count, int alpha,
+                                const int *strategies, uint32_t nstrat, uint32_t runs, double *ms, double *copy_ms,
+                                double *bytes_moved)
+{
+    if (w == 0 || h == 0 || count == 0 || runs == 0 || !strategies || !ms || !copy_ms || !bytes_moved ||
+        (uint64_t)w * h > KILN_MAX_PIXELS)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "mip bench: bad arguments");
+    kiln_gpu *gpu;
+    KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    const uint32_t L = kiln_mip_level_count(w, h);
+    double moved = (double)w * h * 4;
+    for (uint32_t l = 1; l < L; l++) moved += (double)kiln_level_dim(w, l) * kiln_level_dim(h, l) * 4;
+    moved *= count;
+    *bytes_moved = moved;
+    const uint64_t img_bytes = (uint64_t)w * h * 4;
+    kiln_status st = check_range(ctx, gpu, img_bytes * count, "base images", w, h, count);
+    if (st != KILN_OK) return st;
+
+    mip_run r;
+    memset(&r, 0, sizeof r);
+    r.gpu = gpu;
+    r.count = count;
+    r.W = w;
+    r.H = h;
+    uint8_t *weighted = kiln__calloc(ctx, count, 1);
+    kiln_vk_buffer evict = {0}, csrc = {0}, cdst = {0};
+    VkDeviceSize half = (VkDeviceSize)(moved / 2) & ~(VkDeviceSize)3;
+    if (!weighted) return KILN_ERR_OUT_OF_MEMORY;
+    memset(weighted, alpha ? 1 : 0, count);
+    st = kiln_vk_io_create(ctx, gpu, img_bytes * count, 0, &r.in);
+    if (st == KILN_OK) {
+        /* synthetic texels: a hash of the position (colour), alpha 255 or a hash when `alpha` */
+        uint32_t *px = kiln_vk_io_map(&r.in);
+        for (uint64_t i = 0; i < (uint64_t)w * h * count; i++) {
+            uint32_t v = (uint32_t)i * 2654435761u;
+            v ^= v >> 15;
+            px[i] = alpha ? v : (v | 0xff000000u);
+        }
+        st = io_flush(ctx, gpu, &r.in);
+    }
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, MIP_EVICT_BYTES, KILN_VK_MEM_DEVICE, &evict);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, half ? half : 4, KILN_VK_MEM_DEVICE, &csrc);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, half ? half : 4, KILN_VK_MEM_DEVICE, &cdst);
+    if (st == KILN_OK && !r.in.direct) { /* the base images, once */
+        kiln_vk_cmd cmd;
+        st = kiln_vk_cmd_begin(ctx, gpu, 1, &cmd);
+        if (st == KILN_OK) {
+            kiln_vk_cmd_upload(&cmd, &r.in, 0);
+            st = kiln_vk_cmd_submit(ctx, &cmd, NULL);
+        }
+        kiln_vk_cmd_free(&cmd);
+    }
+    for (uint32_t s = 0; s < nstrat && st == KILN_OK; s++) {
+        for (uint32_t i = 0; i < 2 * runs; i++) ms[(size_t)s * 2 * runs + i] = -1.0;
+        if (strategies[s] == KILN_MIP_STRATEGY_BLIT) {
+            kiln_status bs = kiln__gpu_mip_blit_bench(ctx, gpu, w, h, count, r.in.dev.buffer, evict.buffer, runs,
+                                                      ms + (size_t)s * 2 * runs);
+            if (bs == KILN_ERR_UNSUPPORTED) kiln__clear_error(ctx);
+            else st = bs;
+            continue;
+        }
+        r.plan.L = L;
+        kiln_status ps = run_prepare(ctx, &r, strategies[s], MIPF_DECODE_SRGB | MIPF_OUT_SRGB, weighted, 0);
+        if (ps != KILN_OK) {
+            if (ps == KILN_ERR_UNSUPPORTED) {
+                kiln__clear_error(ctx);
+                continue;
+            }
+            st = ps;
+            break;
+        }
+        /* one warm-up run (uploads), then runs cold and runs warm */
+        for (uint32_t i = 0; i <= 2 * runs && st == KILN_OK; i++) {
+            int cold = i >= 1 && i <= runs;
+            kiln_vk_cmd cmd;
+            st = kiln_vk_cmd_begin(ctx, gpu, r.plan.nst + 1, &cmd);
+            if (st != KILN_OK) break;
+            if (i == 0) {
+                kiln_vk_cmd_upload(&cmd, &r.prm, 0);
+                kiln_vk_cmd_upload(&cmd, &r.lut, 0);
+            }
+            if (cold) {
+                vkCmdFillBuffer(cmd.cb, evict.buffer, 0, VK_WHOLE_SIZE, (uint32_t)i);
+                compute_after_transfer_and_compute(cmd.cb);
+            }
+            kiln_vk_cmd_timestamp(&cmd, 0);
+            st = run_record(ctx, &cmd, &r, strategies[s]);
+            kiln_vk_cmd_timestamp(&cmd, 1);
+            double t = 0.0;
+            if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &t);
+            kiln_vk_cmd_free(&cmd);
+            if (st == KILN_OK && i >= 1) ms[(size_t)s * 2 * runs + (i - 1)] = t;
+        }
+    }
+    /* copy bandwidth: `half` bytes read + `half` written, L2 cold */
+    *copy_ms = -1.0;
+    for (uint32_t i = 0; i < runs && st == KILN_OK && half; i++) {
+        kiln_vk_cmd cmd;
+        st = kiln_vk_cmd_begin(ctx, gpu, 1, &cmd);
+        if (st != KILN_OK) break;
+        vkCmdFillBuffer(cmd.cb, evict.buffer, 0, VK_WHOLE_SIZE, i);
+        compute_after_transfer_and_compute(cmd.cb);
+        kiln_vk_cmd_timestamp(&cmd, 0);
+        VkBufferCopy region = {0, 0, half};
+        vkCmdCopyBuffer(cmd.cb, csrc.buffer, cdst.buffer, 1, &region);
+        kiln_vk_cmd_timestamp(&cmd, 1);
+        double t = 0.0;
+        st = kiln_vk_cmd_submit(ctx, &cmd, &t);
+        kiln_vk_cmd_free(&cmd);
+        if (st == KILN_OK && (*copy_ms < 0.0 || t < *copy_ms)) *copy_ms = t;
+    }
+    kiln_vk_buffer_destroy(gpu, &evict);
+    kiln_vk_buffer_destroy(gpu, &csrc);
+    kiln_vk_buffer_destroy(gpu, &cdst);
+    free(weighted);
+    run_free(&r);
+    return st;
+}

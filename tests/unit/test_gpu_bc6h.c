@@ -1,0 +1,350 @@
+/* test_gpu_bc6h.c - the BC6H GPU encoders (src/gpu/gpu_encode_bc6h.c, shaders/enc_bc6h_seed.comp)
+ * on any Vulkan device (lavapipe in CI; the backend is forced to VULKAN), with the validation layer
+ * on (KILN_VK_VALIDATION=1) and asserting it reported nothing:
+ *  - seed strategy (GPURealTimeBC6H): against its CPU model kiln__enc_bc6h_seed on crops of the HDR
+ *    images with odd sizes, fast and quality. Stated tolerance: float log2/exp2 and half rounding
+ *    may differ between the GPU and the CPU, so at least 90% of the blocks must be bit-identical and
+ *    the image RMSLE within 2% of the CPU model's; every block must decode to a valid mode 3, 1 or 14;
+ *  - every subgroup size the device can require, several batches: the same bytes as the default;
+ *  - kiln strategy (shaders/enc_bc6h.comp), quality fast, UF16 and SF16 (crops with negated texels):
+ *    against the CPU encoder kiln__enc_bc6h_rgb at quality fast. Stated tolerance (float log and
+ *    float least squares on the GPU): at least 90% of the blocks bit-identical, the image RMSLE within
+ *    1% of the CPU's, and no block's error (the CPU's metric, summed over its 48 channels, measured
+ *    by decoding) above 1.25 x the CPU block's + 1e-4; every block a one-subset mode (3, 7, 11, 15);
+ *    the same bytes at every subgroup size the device can require and with small batches;
+ *  - what has no GPU design is KILN_ERR_UNSUPPORTED with a message (kiln strategy at normal, high,
+ *    max; SF16 with the seed), and AUTO/CPU encodes then fall back to the CPU encoder.
+ * Skipped when there is no Vulkan device at all. */
+#include "support.h"
+#include "codec/bc_tables.h"
+#include "codec/codec.h"
+#include "gpu/gpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fixture {
+    kiln_context *gpu;
+    kiln_context *cpu;
+} fixture;
+
+static int setup(void **state)
+{
+    setenv("KILN_VK_VALIDATION", "1", 1);
+    static fixture f;
+    memset(&f, 0, sizeof f);
+    if (kt_have_vulkan()) {
+        f.gpu = kt_context(2, KILN_BACKEND_VULKAN);
+        f.cpu = kt_context(2, KILN_BACKEND_CPU);
+        if (!f.gpu || !f.cpu) return -1;
+    }
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    kiln_context_free(f->gpu);
+    kiln_context_free(f->cpu);
+    return 0;
+}
+
+static kiln_image load_crop(kiln_context *ctx, const char *rel, uint32_t x0, uint32_t y0, uint32_t w, uint32_t h)
+{
+    kiln_image img, c;
+    if (kiln_image_load(ctx, kt_testdata(rel), &img) != KILN_OK) fail_msg("cannot load %s: %s", rel, kiln_last_error(ctx));
+    assert_int_equal(img.type, KILN_PIXEL_F32);
+    assert_int_equal(kiln_image_alloc(ctx, &c, w, h, KILN_PIXEL_F32), KILN_OK);
+    c.channels = 3;
+    c.hdr = 1;
+    for (uint32_t y = 0; y < h; y++)
+        memcpy((float *)c.pixels + (size_t)y * w * 4, (const float *)img.pixels + ((size_t)(y0 + y) * img.width + x0) * 4,
+               (size_t)w * 16);
+    kiln_image_free(&img);
+    return c;
+}
+
+/* The CPU model over the whole image (edge replication as the encode driver does it). */
+static void seed_cpu(const kiln_image *img, int quality, uint8_t *out)
+{
+    const uint32_t bx = (img->width + 3) / 4, by = (img->height + 3) / 4;
+    for (uint32_t y = 0; y < by; y++)
+        for (uint32_t x = 0; x < bx; x++) {
+            float f[64];
+            for (uint32_t t = 0; t < 16; t++) {
+                uint32_t sx = x * 4 + t % 4, sy = y * 4 + t / 4;
+                if (sx >= img->width) sx = img->width - 1;
+                if (sy >= img->height) sy = img->height - 1;
+                memcpy(f + t * 4, (const float *)img->pixels + ((size_t)sy * img->width + sx) * 4, 16);
+            }
+            kiln__enc_bc6h_seed(f, quality, out + ((size_t)y * bx + x) * 16);
+        }
+}
+
+static double rmsle_blocks_fmt(kiln_context *ctx, const kiln_image *img, const uint8_t *blocks, size_t size,
+                               kiln_format fmt)
+{
+    kiln_texture tex;
+    assert_int_equal(kiln_texture_alloc(ctx, &tex, fmt, img->width, img->height, 1, 1, 1), KILN_OK);
+    memcpy(kiln_texture_image(&tex, 0, 0, 0, NULL), blocks, size);
+    kiln_image dec;
+    assert_int_equal(kiln_decode(ctx, &tex, 0, 0, 0, &dec), KILN_OK);
+    kiln_metrics m;
+    assert_int_equal(kiln_compare(ctx, img, &dec, &m), KILN_OK);
+    kiln_image_free(&dec);
+    kiln_texture_free(&tex);
+    return m.rmsle;
+}
+
+static double rmsle_blocks(kiln_context *ctx, const kiln_image *img, const uint8_t *blocks, size_t size)
+{
+    return rmsle_blocks_fmt(ctx, img, blocks, size, KILN_FORMAT_BC6H_UFLOAT);
+}
+
+/* The 16 texels of block (x, y), edge replicated as the encode driver does. */
+static void block_texels(const kiln_image *img, uint32_t x, uint32_t y, float f[64])
+{
+    for (uint32_t t = 0; t < 16; t++) {
+        uint32_t sx = x * 4 + t % 4, sy = y * 4 + t / 4;
+        if (sx >= img->width) sx = img->width - 1;
+        if (sy >= img->height) sy = img->height - 1;
+        memcpy(f + t * 4, (const float *)img->pixels + ((size_t)sy * img->width + sx) * 4, 16);
+    }
+}
+
+/* An independent measure of a block's error: decode it and sum the CPU encoder's per-channel error
+ * (signed ln(1 + |v|) difference squared + 0.03 * (ln 2 / 1024)^2 * ULP difference squared) against
+ * the targets rounded to half as the encoder rounds them. */
+static double block_err(const float f[64], const uint8_t blk[16], int sf)
+{
+    uint16_t h[48];
+    kiln__dec_bc6h_half(blk, sf, h);
+    const double k2 = 0.03 * 0.480453014 / 1048576.0;
+    double e = 0.0;
+    for (int t = 0; t < 16; t++)
+        for (int c = 0; c < 3; c++) {
+            float v = f[t * 4 + c];
+            if (v != v) v = 0.0f;
+            if (!sf && v < 0.0f) v = 0.0f;
+            v = v > 65504.0f ? 65504.0f : v < -65504.0f ? -65504.0f : v;
+            uint16_t th = kiln__float_to_half(v);
+            int32_t xt = (th & 0x8000u) ? -(int32_t)(th & 0x7FFFu) : (int32_t)(th & 0x7FFFu);
+            int32_t xp = (h[t * 3 + c] & 0x8000u) ? -(int32_t)(h[t * 3 + c] & 0x7FFFu) : (int32_t)(h[t * 3 + c] & 0x7FFFu);
+            double lt = log1p(fabs(kiln__half_to_float((uint16_t)(th & 0x7FFFu)))) * (xt < 0 ? -1 : 1);
+            double lp = log1p(fabs(kiln__half_to_float((uint16_t)(h[t * 3 + c] & 0x7FFFu)))) * (xp < 0 ? -1 : 1);
+            e += (lp - lt) * (lp - lt) + k2 * (double)(xp - xt) * (double)(xp - xt);
+        }
+    return e;
+}
+
+static void seed_matches_cpu_model(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const struct {
+        const char *file;
+        uint32_t x, y, w, h;
+    } crops[] = {
+        {"hdr/blender_sunset_1024x512.exr", 470, 170, 61, 38},
+        {"hdr/qtcreator_preview_landscape_256x128.hdr", 90, 40, 50, 33},
+        {"hdr/blender_city_1024x512.exr", 400, 200, 40, 40},
+    };
+    for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++) {
+        kiln_image img = load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h);
+        size_t size = kiln_format_image_size(KILN_FORMAT_BC6H_UFLOAT, img.width, img.height);
+        uint8_t *g = malloc(size), *c = malloc(size);
+        assert_non_null(g);
+        assert_non_null(c);
+        for (int q = 0; q < 2; q++) {
+            kiln_encode_params p;
+            kiln_encode_params_init(&p, KILN_FORMAT_BC6H_UFLOAT, q ? KILN_QUALITY_HIGH : KILN_QUALITY_FAST);
+            p.gpu_strategy = 1;
+            kiln_status st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size);
+            if (st != KILN_OK) fail_msg("seed GPU encode: %s", kiln_last_error(fx->gpu));
+            seed_cpu(&img, q, c);
+            size_t n = size / 16, same = 0;
+            for (size_t i = 0; i < n; i++) {
+                same += memcmp(g + i * 16, c + i * 16, 16) == 0;
+                kiln_bc6h_info info;
+                assert_true(kiln__bc6h_unpack(g + i * 16, 0, &info) > 0);
+                assert_true(info.mode == 3 || (q && (info.mode == 1 || info.mode == 14)));
+            }
+            double eg = rmsle_blocks(fx->cpu, &img, g, size), ec = rmsle_blocks(fx->cpu, &img, c, size);
+            print_message("%s q%d: %zu/%zu blocks identical, RMSLE GPU %.5f CPU model %.5f\n", crops[k].file, q, same, n,
+                          eg, ec);
+            assert_true(same * 10 >= n * 9);
+            assert_true(fabs(eg - ec) <= 0.02 * ec + 1e-7);
+        }
+        free(g);
+        free(c);
+        kiln_image_free(&img);
+    }
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+static void kiln_fast_matches_cpu(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const struct {
+        const char *file;
+        uint32_t x, y, w, h;
+    } crops[] = {
+        {"hdr/blender_sunset_1024x512.exr", 470, 170, 29, 22},
+        {"hdr/qtcreator_preview_landscape_256x128.hdr", 90, 40, 26, 17},
+    };
+    uint32_t sizes = kiln__gpu_subgroup_sizes(fx->gpu);
+    for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++) {
+        kiln_image img = load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h);
+        for (int sf = 0; sf < 2; sf++) {
+            const kiln_format fmt = sf ? KILN_FORMAT_BC6H_SFLOAT : KILN_FORMAT_BC6H_UFLOAT;
+            if (sf) /* signed data: negate the red and blue channels of every third texel */
+                for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
+                    ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
+                    ((float *)img.pixels)[i * 4 + 2] = -((float *)img.pixels)[i * 4 + 2] * 0.25f;
+                }
+            size_t size = kiln_format_image_size(fmt, img.width, img.height);
+            uint8_t *g = malloc(size), *c = malloc(size), *g2 = malloc(size);
+            assert_non_null(g);
+            assert_non_null(c);
+            assert_non_null(g2);
+            kiln_encode_params p;
+            kiln_encode_params_init(&p, fmt, KILN_QUALITY_FAST);
+            p.gpu_strategy = 0;
+            kiln_status st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size);
+            if (st != KILN_OK) fail_msg("kiln GPU encode: %s", kiln_last_error(fx->gpu));
+            const uint32_t bx = (img.width + 3) / 4, by = (img.height + 3) / 4;
+            size_t same = 0, n = (size_t)bx * by;
+            double worst = 0.0;
+            for (uint32_t y = 0; y < by; y++)
+                for (uint32_t x = 0; x < bx; x++) {
+                    float f[64];
+                    size_t i = (size_t)y * bx + x;
+                    block_texels(&img, x, y, f);
+                    (void)kiln__enc_bc6h_rgb(f, sf, KILN_QUALITY_FAST, -1, c + i * 16);
+                    same += memcmp(g + i * 16, c + i * 16, 16) == 0;
+                    kiln_bc6h_info info;
+                    assert_true(kiln__bc6h_unpack(g + i * 16, sf, &info) > 0);
+                    assert_true(info.mode == 3 || info.mode == 7 || info.mode == 11 || info.mode == 15);
+                    double eg = block_err(f, g + i * 16, sf), ec = block_err(f, c + i * 16, sf);
+                    if (eg > 1.25 * ec + 1e-4) fail_msg("block %u,%u: GPU error %g, CPU %g", x, y, eg, ec);
+                    if (ec > 0 && eg / ec > worst) worst = eg / ec;
+                }
+            double eg = rmsle_blocks_fmt(fx->cpu, &img, g, size, fmt), ec = rmsle_blocks_fmt(fx->cpu, &img, c, size, fmt);
+            print_message("%s %s fast: %zu/%zu blocks identical, RMSLE GPU %.6f CPU %.6f, worst block ratio %.3f\n",
+                          crops[k].file, sf ? "SF" : "UF", same, n, eg, ec, worst);
+            assert_true(same * 10 >= n * 9);
+            assert_true(eg <= 1.01 * ec + 1e-7);
+            /* every subgroup size and small batches: the same bytes */
+            for (uint32_t sg = 1; sg <= 128; sg <<= 1) {
+                if (!(sizes & sg)) continue;
+                st = kiln__gpu_encode(fx->gpu, &img, &p, sg, g2, size);
+                if (st != KILN_OK) fail_msg("subgroup %u: %s", sg, kiln_last_error(fx->gpu));
+                assert_memory_equal(g2, g, size);
+            }
+            if (k == 0) {
+                char env[32];
+                snprintf(env, sizeof env, "%zu", (size_t)img.width * 16 * 4 * 3);
+                setenv("KILN_GPU_BATCH_BYTES", env, 1);
+                st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size);
+                unsetenv("KILN_GPU_BATCH_BYTES");
+                if (st != KILN_OK) fail_msg("batched: %s", kiln_last_error(fx->gpu));
+                assert_memory_equal(g2, g, size);
+            }
+            free(g);
+            free(c);
+            free(g2);
+        }
+        kiln_image_free(&img);
+    }
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+static void subgroup_sizes_and_batches(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kiln_image img = load_crop(fx->cpu, "hdr/qtcreator_preview_studio_256x128.hdr", 80, 50, 45, 30);
+    size_t size = kiln_format_image_size(KILN_FORMAT_BC6H_UFLOAT, img.width, img.height);
+    uint8_t *ref = malloc(size), *g = malloc(size);
+    assert_non_null(ref);
+    assert_non_null(g);
+    kiln_encode_params p;
+    kiln_encode_params_init(&p, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_NORMAL);
+    p.gpu_strategy = 1;
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, ref, size), KILN_OK);
+    /* 2 block rows per batch: 4 submissions for 8 block rows */
+    char env[32];
+    snprintf(env, sizeof env, "%zu", (size_t)img.width * 16 * 4 * 2);
+    setenv("KILN_GPU_BATCH_BYTES", env, 1);
+    kiln_status st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size);
+    unsetenv("KILN_GPU_BATCH_BYTES");
+    if (st != KILN_OK) fail_msg("batched: %s", kiln_last_error(fx->gpu));
+    assert_memory_equal(g, ref, size);
+    uint32_t sizes = kiln__gpu_subgroup_sizes(fx->gpu);
+    for (uint32_t sg = 1; sg <= 128; sg <<= 1) {
+        if (!(sizes & sg)) continue;
+        st = kiln__gpu_encode(fx->gpu, &img, &p, sg, g, size);
+        if (st != KILN_OK) fail_msg("subgroup %u: %s", sg, kiln_last_error(fx->gpu));
+        assert_memory_equal(g, ref, size);
+    }
+    if (!sizes) print_message("note: the device cannot require subgroup sizes\n");
+    free(ref);
+    free(g);
+    kiln_image_free(&img);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+static void unsupported_and_fallback(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kiln_image img = load_crop(fx->cpu, "hdr/qtcreator_preview_studio_256x128.hdr", 0, 0, 9, 7);
+    size_t size = kiln_format_image_size(KILN_FORMAT_BC6H_UFLOAT, img.width, img.height);
+    uint8_t *g = malloc(size), *c = malloc(size);
+    assert_non_null(g);
+    assert_non_null(c);
+    for (int q = 1; q < 4; q++) { /* fast has kiln's GPU design (kiln_fast_matches_cpu) */
+        kiln_encode_params p;
+        kiln_encode_params_init(&p, KILN_FORMAT_BC6H_UFLOAT, (kiln_quality)q);
+        assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size), KILN_ERR_UNSUPPORTED);
+        assert_non_null(strstr(kiln_last_error(fx->gpu), "GPU"));
+        /* explicit VULKAN backend reports it; the CPU backend encodes */
+        assert_int_equal(kiln_encode_image(fx->gpu, &img, &p, g, size), KILN_ERR_UNSUPPORTED);
+        assert_int_equal(kiln_encode_image(fx->cpu, &img, &p, c, size), KILN_OK);
+    }
+    kiln_encode_params p;
+    kiln_encode_params_init(&p, KILN_FORMAT_BC6H_SFLOAT, KILN_QUALITY_FAST);
+    p.gpu_strategy = 1;
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size), KILN_ERR_UNSUPPORTED);
+    /* AUTO falls back to the CPU: the same bytes as the CPU backend */
+    kiln_context *autoctx = kt_context(2, KILN_BACKEND_AUTO);
+    assert_non_null(autoctx);
+    kiln_encode_params_init(&p, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_HIGH);
+    assert_int_equal(kiln_encode_image(autoctx, &img, &p, g, size), KILN_OK);
+    assert_int_equal(kiln_encode_image(fx->cpu, &img, &p, c, size), KILN_OK);
+    assert_memory_equal(g, c, size);
+    kiln_context_free(autoctx);
+    free(g);
+    free(c);
+    kiln_image_free(&img);
+    if (!kiln__gpu_validation_active(fx->gpu))
+        print_message("note: VK_LAYER_KHRONOS_validation is not installed: validation was not checked\n");
+    else
+        print_message("validation layer active: %u messages\n", kiln__gpu_validation_messages(fx->gpu));
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(seed_matches_cpu_model),
+        cmocka_unit_test(kiln_fast_matches_cpu),
+        cmocka_unit_test(subgroup_sizes_and_batches),
+        cmocka_unit_test(unsupported_and_fallback),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,373 @@
+/* test_gpu_encode_bc.c - the BC GPU encoders (src/gpu/gpu_encode_bc.c, shaders/enc_bc*.comp) on the
+ * Vulkan device (lavapipe in CI), against the CPU encoders:
+ *   - kiln strategy: the same bytes as the CPU encoder, for BC4/BC5 (UNORM, SNORM) and the BC3 alpha
+ *     at every quality, BC1 / BC1a / BC3 at fast and normal quality (including blocks the GPU hands
+ *     back to the CPU: flat and near-flat, punch-through, cut-out), on crops of the test images, random texels, near-flat
+ *     blocks, odd sizes (1x1, 3x5, 13x7), 16-bit and float sources, small batches, and every subgroup
+ *     size the device can require; qualities it does not cover report KILN_ERR_UNSUPPORTED;
+ *   - seed strategy: PSNR floors against the CPU encoder's PSNR, with texels preloaded into shared
+ *     memory and read directly;
+ *   - the validation layer (KILN_VK_VALIDATION=1) reports nothing.
+ * Skipped when there is no Vulkan device. */
+#include "support.h"
+#include "gpu/gpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fixture {
+    kiln_context *gpu;
+    kiln_context *cpu;
+    kiln_image img[10];
+    const char *name[10];
+    int nimg;
+} fixture;
+
+/* A w x h crop of src at (x0, y0) (clamped). */
+static void crop(const kiln_image *src, uint32_t x0, uint32_t y0, uint32_t w, uint32_t h, kiln_image *out)
+{
+    assert_int_equal(kiln_image_alloc(NULL, out, w, h, KILN_PIXEL_U8), KILN_OK);
+    out->channels = 4;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            uint32_t sx = x0 + x < src->width ? x0 + x : src->width - 1, sy = y0 + y < src->height ? y0 + y : src->height - 1;
+            memcpy((uint8_t *)out->pixels + ((size_t)y * w + x) * 4, (const uint8_t *)src->pixels + ((size_t)sy * src->width + sx) * 4, 4);
+        }
+}
+
+static void random_image(kt_rng *rng, uint32_t w, uint32_t h, int near_flat, kiln_image *out)
+{
+    assert_int_equal(kiln_image_alloc(NULL, out, w, h, KILN_PIXEL_U8), KILN_OK);
+    out->channels = 4;
+    uint8_t *p = out->pixels;
+    kt_rng_bytes(rng, p, (size_t)w * h * 4);
+    if (near_flat) /* blocks of one colour plus small noise, some exactly flat, some alpha 0 / 255 */
+        for (uint32_t y = 0; y < h; y++)
+            for (uint32_t x = 0; x < w; x++) {
+                uint32_t blk = (y / 4) * 97 + (x / 4) * 31;
+                uint8_t *t = p + ((size_t)y * w + x) * 4;
+                uint32_t r = kt_rng_u32(rng);
+                for (int c = 0; c < 4; c++) {
+                    int base = (int)((blk * (7 + c * 13)) % 256);
+                    int noise = (blk % 3 == 0) ? 0 : (int)(r >> (8 * c) & 3) - 1;
+                    int v = base + noise;
+                    t[c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+                }
+                if (blk % 5 == 1) t[3] = (r & 1) ? 0 : 255;
+            }
+}
+
+static int setup(void **state)
+{
+    setenv("KILN_VK_VALIDATION", "1", 1);
+    static fixture f;
+    memset(&f, 0, sizeof f);
+    if (kt_have_vulkan()) {
+        f.gpu = kt_context(2, KILN_BACKEND_VULKAN);
+        f.cpu = kt_context(2, KILN_BACKEND_CPU);
+        if (!f.gpu || !f.cpu) return -1;
+        static const struct { const char *path; uint32_t x, y, w, h; } crops[] = {
+            {"ldr/stk_generic_rock_a_512.png", 200, 120, 36, 20},
+            {"ldr/Sara_Head_Diff_256_rgba.png", 96, 64, 29, 23},
+            {"normal/stk_generic_rock_a_Normal_512_rgba.png", 300, 300, 24, 16},
+            {"ldr/gimp_qube1_tiny_31x57.png", 0, 0, 31, 57},
+            {"ldr/gimp_stone33_tileable_156.png", 0, 0, 156, 156},
+        };
+        for (size_t i = 0; i < sizeof crops / sizeof crops[0]; i++) {
+            kiln_image src;
+            if (kiln_image_load(f.cpu, kt_testdata(crops[i].path), &src) != KILN_OK) {
+                print_message("note: cannot load %s: %s\n", crops[i].path, kiln_last_error(f.cpu));
+                continue;
+            }
+            crop(&src, crops[i].x, crops[i].y, crops[i].w, crops[i].h, &f.img[f.nimg]);
+            f.name[f.nimg++] = crops[i].path;
+            kiln_image_free(&src);
+        }
+        kt_rng rng;
+        kt_rng_seed(&rng, 42);
+        random_image(&rng, 13, 7, 0, &f.img[f.nimg]);
+        f.name[f.nimg++] = "random 13x7";
+        random_image(&rng, 24, 20, 1, &f.img[f.nimg]);
+        f.name[f.nimg++] = "near-flat 24x20";
+        random_image(&rng, 1, 1, 0, &f.img[f.nimg]);
+        f.name[f.nimg++] = "random 1x1";
+        random_image(&rng, 3, 5, 1, &f.img[f.nimg]);
+        f.name[f.nimg++] = "near-flat 3x5";
+    }
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < f->nimg; i++) kiln_image_free(&f->img[i]);
+    kiln_context_free(f->gpu);
+    kiln_context_free(f->cpu);
+    return 0;
+}
+
+static const char *qname(kiln_quality q) { return q == 0 ? "fast" : q == 1 ? "normal" : q == 2 ? "high" : "max"; }
+
+/* GPU (kiln__gpu_encode at subgroup size sg) == CPU bytes; returns the GPU status. */
+static kiln_status compare(fixture *fx, const kiln_image *img, const char *what, const kiln_encode_params *ep, uint32_t sg)
+{
+    const kiln_format_info *fi = kiln_format_get_info(ep->format);
+    size_t size = kiln_format_image_size(ep->format, img->width, img->height);
+    uint8_t *g = malloc(size), *c = malloc(size);
+    assert_non_null(g);
+    assert_non_null(c);
+    memset(g, 0xcd, size);
+    kiln_status st = kiln__gpu_encode(fx->gpu, img, ep, sg, g, size);
+    if (st == KILN_OK) {
+        assert_true(kiln_last_gpu_ms(fx->gpu) >= 0.0);
+        assert_int_equal(kiln_encode_image(fx->cpu, img, ep, c, size), KILN_OK);
+        if (memcmp(g, c, size) != 0) {
+            size_t i = 0;
+            while (g[i] == c[i]) i++;
+            size_t blk = i / fi->block_bytes;
+            char hg[40] = "", hc[40] = "";
+            for (uint32_t k = 0; k < fi->block_bytes; k++) {
+                snprintf(hg + 2 * k, 3, "%02x", g[blk * fi->block_bytes + k]);
+                snprintf(hc + 2 * k, 3, "%02x", c[blk * fi->block_bytes + k]);
+            }
+            uint32_t bx = (img->width + 3) / 4;
+            fail_msg("%s %s %s sg %u (%ux%u): block %zu (%zu,%zu) differs: GPU %s CPU %s", fi->name, qname(ep->quality), what, sg,
+                     img->width, img->height, blk, blk % bx, blk / bx, hg, hc);
+        }
+    }
+    free(g);
+    free(c);
+    return st;
+}
+
+static const kiln_format channel_formats[] = {KILN_FORMAT_BC4_UNORM, KILN_FORMAT_BC4_SNORM, KILN_FORMAT_BC5_UNORM,
+                                               KILN_FORMAT_BC5_SNORM};
+
+static void bc4_bc5_identical(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    for (size_t k = 0; k < sizeof channel_formats / sizeof channel_formats[0]; k++)
+        for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
+            for (int i = 0; i < fx->nimg; i++) {
+                /* max on lavapipe: the exhaustive search costs ~1 s per 100 random channel blocks */
+                if (q == KILN_QUALITY_MAX && (strstr(fx->name[i], "qube") || strstr(fx->name[i], "stone") ||
+                                              (strstr(fx->name[i], "random 13x7") && k >= 2)))
+                    continue;
+                kiln_encode_params ep;
+                kiln_encode_params_init(&ep, channel_formats[k], (kiln_quality)q);
+                kiln_status st = compare(fx, &fx->img[i], fx->name[i], &ep, 0);
+                if (st != KILN_OK) fail_msg("%s: %s", fx->name[i], kiln_last_error(fx->gpu));
+            }
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+static void bc1_bc3_fast_normal_identical(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM,
+                                       KILN_FORMAT_BC1_RGB_SRGB};
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+        for (int i = 0; i < fx->nimg; i++)
+            for (int variant = 0; variant < 4; variant++) {
+                kiln_encode_params ep;
+                kiln_encode_params_init(&ep, fmts[k], variant == 3 ? KILN_QUALITY_NORMAL : KILN_QUALITY_FAST);
+                if (variant == 1) ep.perceptual = 1;
+                if (variant == 2) ep.alpha_cutout = 1, ep.alpha_threshold = 200;
+                kiln_status st = compare(fx, &fx->img[i], fx->name[i], &ep, 0);
+                if (st != KILN_OK) fail_msg("%s: %s", fx->name[i], kiln_last_error(fx->gpu));
+            }
+    /* normal with perceptual weights; high and max colour are not on the GPU yet and say so */
+    for (int k = 0; k < 3; k++) {
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, fmts[k], KILN_QUALITY_NORMAL);
+        ep.perceptual = 1;
+        kiln_status st = compare(fx, &fx->img[1], fx->name[1], &ep, 0);
+        if (st != KILN_OK) fail_msg("%s: %s", fx->name[1], kiln_last_error(fx->gpu));
+    }
+    for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++) {
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, (kiln_quality)q);
+        assert_int_equal(compare(fx, &fx->img[0], fx->name[0], &ep, 0), KILN_ERR_UNSUPPORTED);
+    }
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* 16-bit and float sources go through the host-side preparation. */
+static void wide_sources_identical(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    const kiln_image *s = &fx->img[0];
+    kiln_image i16, f32;
+    assert_int_equal(kiln_image_alloc(NULL, &i16, s->width, s->height, KILN_PIXEL_U16), KILN_OK);
+    assert_int_equal(kiln_image_alloc(NULL, &f32, s->width, s->height, KILN_PIXEL_F32), KILN_OK);
+    i16.channels = f32.channels = 4;
+    kt_rng rng;
+    kt_rng_seed(&rng, 3);
+    size_t n = (size_t)s->width * s->height * 4;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t v = ((const uint8_t *)s->pixels)[i];
+        ((uint16_t *)i16.pixels)[i] = (uint16_t)(v * 257u + (kt_rng_u32(&rng) % 200));
+        ((float *)f32.pixels)[i] = (float)v / 200.0f - 0.2f; /* beyond [0, 1] both ways */
+    }
+    static const kiln_format fmts[] = {KILN_FORMAT_BC4_UNORM, KILN_FORMAT_BC5_SNORM, KILN_FORMAT_BC1_RGBA_UNORM,
+                                       KILN_FORMAT_BC3_UNORM};
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+        for (int which = 0; which < 2; which++) {
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, fmts[k], k < 2 ? KILN_QUALITY_HIGH : KILN_QUALITY_FAST);
+            kiln_status st = compare(fx, which ? &f32 : &i16, which ? "float source" : "16-bit source", &ep, 0);
+            if (st != KILN_OK) fail_msg("%s", kiln_last_error(fx->gpu));
+        }
+    kiln_image_free(&i16);
+    kiln_image_free(&f32);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* Several batches per image, and every subgroup size the device can require. */
+static void batches_and_subgroup_sizes(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    const kiln_image *img = &fx->img[3 < fx->nimg ? 3 : 0];
+    static const kiln_format fmts[] = {KILN_FORMAT_BC5_SNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM};
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++) {
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, fmts[k], k == 0 ? KILN_QUALITY_NORMAL : KILN_QUALITY_FAST);
+        char env[32];
+        snprintf(env, sizeof env, "%u", img->width * 4 * 4 * 2 * 3); /* ~3 block rows per batch */
+        setenv("KILN_GPU_BATCH_BYTES", env, 1);
+        kiln_status st = compare(fx, img, "batched", &ep, 0);
+        unsetenv("KILN_GPU_BATCH_BYTES");
+        if (st != KILN_OK) fail_msg("batched: %s", kiln_last_error(fx->gpu));
+        uint32_t sizes = kiln__gpu_subgroup_sizes(fx->gpu);
+        for (uint32_t sg = 1; sg <= 128; sg <<= 1) {
+            if (!(sizes & sg)) continue;
+            st = compare(fx, img, "subgroup size", &ep, sg);
+            if (st != KILN_OK) fail_msg("subgroup %u: %s", sg, kiln_last_error(fx->gpu));
+        }
+    }
+    if (kiln__gpu_subgroup_sizes(fx->gpu) == 0) print_message("note: the device cannot require subgroup sizes\n");
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* PSNR (RGB, or the format's channels) of blocks against the source, through the CPU decoder. */
+static double psnr_of(fixture *fx, const kiln_image *src, kiln_format f, const uint8_t *blocks)
+{
+    kiln_texture tex;
+    assert_int_equal(kiln_texture_alloc(fx->cpu, &tex, f, src->width, src->height, 1, 1, 1), KILN_OK);
+    memcpy(tex.data, blocks, tex.data_size);
+    kiln_image dec;
+    assert_int_equal(kiln_decode(fx->cpu, &tex, 0, 0, 0, &dec), KILN_OK);
+    const kiln_format_info *fi = kiln_format_get_info(f);
+    int is_signed = (fi->flags & KILN_FF_SIGNED) != 0;
+    int nch = f == KILN_FORMAT_BC4_UNORM || f == KILN_FORMAT_BC4_SNORM ? 1 : f == KILN_FORMAT_BC5_UNORM || f == KILN_FORMAT_BC5_SNORM ? 2 : 3;
+    if (f == KILN_FORMAT_BC3_UNORM) nch = 4;
+    double se = 0.0;
+    size_t n = (size_t)src->width * src->height;
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < nch; c++) {
+            double s = ((const uint8_t *)src->pixels)[i * 4 + c], d;
+            if (is_signed) d = (((const float *)dec.pixels)[i * 4 + c] * 127.0 + 127.0) * 255.0 / 254.0, s = s; /* back to 0..255 */
+            else d = ((const uint8_t *)dec.pixels)[i * 4 + c];
+            se += (s - d) * (s - d);
+        }
+    kiln_image_free(&dec);
+    kiln_texture_free(&tex);
+    double mse = se / (double)(n * (size_t)nch);
+    return mse <= 0.0 ? 99.0 : 10.0 * log10(255.0 * 255.0 / mse);
+}
+
+static void seed_strategy_psnr(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC3_UNORM, KILN_FORMAT_BC4_UNORM,
+                                       KILN_FORMAT_BC5_UNORM, KILN_FORMAT_BC1_RGBA_UNORM};
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+        for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q += 2) /* fast (thread per block), high (cluster fit) */
+            for (int pre = 0; pre < 2; pre++)
+                for (int i = 0; i < 3 && i < fx->nimg; i++) {
+                    const kiln_image *img = &fx->img[i];
+                    kiln_encode_params ep;
+                    kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
+                    size_t size = kiln_format_image_size(ep.format, img->width, img->height);
+                    uint8_t *g = malloc(size), *c = malloc(size);
+                    assert_non_null(g);
+                    assert_non_null(c);
+                    assert_int_equal(kiln_encode_image(fx->cpu, img, &ep, c, size), KILN_OK);
+                    ep.gpu_strategy = 1;
+                    setenv("KILN_GPU_PRELOAD", pre ? "1" : "0", 1);
+                    kiln_status st = kiln__gpu_encode(fx->gpu, img, &ep, 0, g, size);
+                    unsetenv("KILN_GPU_PRELOAD");
+                    if (st != KILN_OK) fail_msg("seed %s %s: %s", kiln_format_get_info(ep.format)->name, qname(ep.quality), kiln_last_error(fx->gpu));
+                    double pg = psnr_of(fx, img, ep.format, g), pc = psnr_of(fx, img, ep.format, c);
+                    /* floors: the seed designs are simpler searches (no exact single-colour fits, no
+                     * six-value BC4 mode, no refinement): within 2 dB of kiln's CPU encoder, or 40 dB
+                     * where that is near-lossless (smooth crops: the seeds reach 44-58 dB there). A
+                     * broken seed encoder lands far below (< 30 dB on these crops). */
+                    double floor = pc - 2.0 < 40.0 ? pc - 2.0 : 40.0;
+                    if (getenv("KILN_TEST_VERBOSE")) print_message("seed %s %s preload %d %s: GPU %.3f CPU %.3f\n", kiln_format_get_info(ep.format)->name, qname(ep.quality), pre, fx->name[i], pg, pc);
+                    if (!(pg >= floor))
+                        fail_msg("seed %s %s preload %d on %s: PSNR %.3f dB, CPU %.3f dB (floor %.3f)", kiln_format_get_info(ep.format)->name,
+                                 qname(ep.quality), pre, fx->name[i], pg, pc, floor);
+                    free(g);
+                    free(c);
+                }
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+static void bad_arguments(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kiln_encode_params ep;
+    kiln_encode_params_init(&ep, KILN_FORMAT_BC4_UNORM, KILN_QUALITY_FAST);
+    uint8_t small[8];
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &fx->img[0], &ep, 0, small, sizeof small), KILN_ERR_INVALID_ARGUMENT);
+    ep.gpu_strategy = 7;
+    size_t size = kiln_format_image_size(ep.format, fx->img[0].width, fx->img[0].height);
+    uint8_t *d = malloc(size);
+    assert_non_null(d);
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &fx->img[0], &ep, 0, d, size), KILN_ERR_INVALID_ARGUMENT);
+    ep.gpu_strategy = 0;
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &fx->img[0], &ep, 3, d, size), KILN_ERR_UNSUPPORTED); /* no such subgroup size */
+    ep.dither = 1; /* the CPU's dithered indices are not on the GPU */
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &fx->img[0], &ep, 0, d, size), KILN_ERR_UNSUPPORTED);
+    ep.dither = 0;
+    free(d);
+    /* through the public API: the VULKAN backend encodes on the GPU */
+    kiln_texture tex;
+    assert_int_equal(kiln_encode(fx->gpu, &fx->img[0], &ep, &tex), KILN_OK);
+    assert_true(kiln_last_gpu_ms(fx->gpu) >= 0.0);
+    kiln_texture_free(&tex);
+}
+
+static void validation_layer_ran(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    if (!kiln__gpu_validation_active(fx->gpu))
+        print_message("note: VK_LAYER_KHRONOS_validation is not installed: validation was not checked\n");
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bc4_bc5_identical),
+        cmocka_unit_test(bc1_bc3_fast_normal_identical),
+        cmocka_unit_test(wide_sources_identical),
+        cmocka_unit_test(batches_and_subgroup_sizes),
+        cmocka_unit_test(seed_strategy_psnr),
+        cmocka_unit_test(bad_arguments),
+        cmocka_unit_test(validation_layer_ran),
+    };
+    if (getenv("KILN_TEST_FILTER")) cmocka_set_test_filter(getenv("KILN_TEST_FILTER"));
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
