@@ -19,7 +19,8 @@
  * AVX2 vector each when the CPU has it (same integers as the scalar code, chosen at run time).
  * Quality FAST does no search at all: quantised half-block means, differential when they fit the delta
  * else individual, table by the luma model, one selector pass against the clamped palettes. Opaque
- * blocks without dithering take the vectorised version in etc_enc_fast.c; kiln__etc1_fast (at the end
+ * blocks without dithering take the vectorised version in etc_enc_fast.c (the driver: 16 blocks at once,
+ * one per lane, in etc_enc_batch.c; same bytes); kiln__etc1_fast (at the end
  * of this file) is the scalar reference (RGB A1, dithering), with the same bytes (tested).
  */
 #include "codec/etc_enc.h"

@@ -13,7 +13,7 @@
  *   steps per channel. Unclamped palette entries use the closed form |x-c|^2 -+ 2d(w.(x-c)) + W d^2;
  *   clamped ones are evaluated exactly.
  * Fast: opaque blocks without dithering go to etc_enc_fast.c (vectorised; its header documents the
- *   block algorithm). Here (RGB A1, dithering): the no-search ETC1 path (kiln__etc1_fast), planar from
+ *   block algorithm; the driver runs ETC2 RGB FAST as 16-block batches, etc_enc_batch.c, same bytes). Here (RGB A1, dithering): the no-search ETC1 path (kiln__etc1_fast), planar from
  *   the closed-form fit (radius 0), and T/H only for blocks whose error stays above 150 per pixel (mean
  *   squared over R+G+B).
  * Pruning (normal / high / max; none of it changes a result except through palette clamping):

@@ -3,16 +3,20 @@
  * baseline and picked at run time: the same bytes from both, and the same bytes as the per-block
  * code in etc_enc_fast.c, whose header documents the block algorithm step by step).
  *
- * Per lane (block) the batch runs steps 1-3 of etc_enc_fast.c exactly: 2x2 quadrant moments, per flip
+ * Per lane (block) the batch runs steps 1-4 of etc_enc_fast.c exactly: 2x2 quadrant moments, per flip
  * the half means quantised to 555 (differential) or 444 (individual), the exact unclamped error model
- * of all 8 tables for both halves, the lower flip, then the selectors (closed form for an unclamped
- * half, nearest of the 4 clamped colours otherwise) and the packed ETC1 block.
+ * of all 8 tables for both halves (sum_i min(ea_i, eb_i) as sum_i eb_i + sum_i min(ea_i - eb_i, 0)), the
+ * lower flip, then the selectors (closed form for an unclamped half, nearest of the 4 clamped colours
+ * otherwise) and the packed ETC1 block; for ETC2 also the closed-form planar fit with its exact error
+ * (levels by a float estimate of the rounded quotient, corrected in integers), taken under the same
+ * residual test and comparison as the per-block code.
  * Lanes go back to the per-block encoder (kiln__etc_fast_opaque, identical result by construction) when:
  *  - dithering is on (every block; the batch is registered for ETC1 / ETC2 RGB only, which have no
  *    alpha: RGB A1 and RGBA keep the per-block encoders);
- *  - ETC2 only: the ETC1 error is not 0 and either the least-squares plane's residual is below it
- *    (planar may win: step 4) or it exceeds the T/H threshold (step 5). Those lanes are re-encoded in
- *    full by the per-block code, so ETC2 bytes equal the per-block bytes too.
+ *  - ETC2 only: the best ETC1 / planar error exceeds the T/H threshold ETC_FAST_TH_ERR (step 5): those
+ *    lanes are re-encoded in full by the per-block code (ETC1, planar and the T/H search).
+ * Machine detail: lanes are 8 x int32 (one AVX2 register; 2 x 8 per batch); comparisons are written
+ * as (a - b) >> 31 because GCC lowers a too-wide vector comparison element by element.
  * A single block (kiln__enc_etc1 / kiln__enc_etc2_rgb) keeps the per-block code; the driver's grouping
  * never changes the bytes.
  */

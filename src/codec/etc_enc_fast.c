@@ -1,5 +1,7 @@
 /* etc_enc_fast.c - the FAST quality level of ETC1 and ETC2 RGB (also the colour of ETC2 RGBA), for
  * opaque blocks without dithering (RGB A1, dithering: the generic path in etc1_enc.c / etc2_enc.c).
+ * This is the per-block form (one block: kiln__enc_etc1 / kiln__enc_etc2_rgb); the encode driver runs the
+ * same algorithm 16 blocks at a time, one block per vector lane (etc_enc_batch.c), with the same bytes.
  *
  * Block-level algorithm (integer only; the same bytes on every CPU, the AVX2 build included):
  *  1. Moments: per 2x2 quadrant the channel sums and sums of squares; per pixel the weighted luma
@@ -19,8 +21,8 @@
  *     V = (5s - 3sx + 5sy) / 80), each rounded to its 6/7/6-bit level, exact clamped error. Tried only
  *     when the plane's residual sum c^2 - s^2/16 - sx^2/80 - sy^2/80 (weighted; a lower bound of the
  *     planar error up to rounding) is below the ETC1 error.
- *  5. ETC2 only - T/H: only when the error so far exceeds 150 per pixel (squared, summed over R+G+B,
- *     scaled by W / 3); then the generic FAST T/H search of etc2_enc.c (one principal-axis split plus
+ *  5. ETC2 only - T/H: only when the error so far exceeds ETC_FAST_TH_ERR = 150 per pixel (squared,
+ *     summed over R+G+B, scaled by W / 3); then the generic FAST T/H search of etc2_enc.c (one principal-axis split plus
  *     2 Lloyd steps, both roles, every distance) and the lowest error wins.
  */
 #include "codec/etc_enc.h"

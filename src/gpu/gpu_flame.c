@@ -248,6 +248,12 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
     int cpu_dev = gpu->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     uint32_t groups = o.workgroups ? o.workgroups : (cpu_dev ? 8u : gpu->discrete ? 2048u : 512u);
     if (groups > 65535u) groups = 65535u;
+    /* A launch plots at least one round per lane: on a large GPU a small render (a test, a thumbnail)
+     * would overshoot its sample count several times over. Keep at least 8 rounds per lane. */
+    if (!o.workgroups && (uint64_t)groups * ls * 8u > setup->nsamples) {
+        uint64_t g = setup->nsamples / (8u * (uint64_t)ls);
+        groups = g < 1 ? 1u : (uint32_t)g;
+    }
     const uint64_t threads = (uint64_t)groups * ls;
     uint32_t max_rounds = o.max_rounds ? o.max_rounds : (cpu_dev ? 256u : 1024u);
     if ((uint64_t)max_rounds * threads >= (1ull << 32)) max_rounds = (uint32_t)(((1ull << 32) - 1) / threads);
