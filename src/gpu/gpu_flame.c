@@ -248,12 +248,6 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
     int cpu_dev = gpu->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     uint32_t groups = o.workgroups ? o.workgroups : (cpu_dev ? 8u : gpu->discrete ? 2048u : 512u);
     if (groups > 65535u) groups = 65535u;
-    /* A launch plots at least one round per lane: on a large GPU a small render (a test, a thumbnail)
-     * would overshoot its sample count several times over. Keep at least 8 rounds per lane. */
-    if (!o.workgroups && (uint64_t)groups * ls * 8u > setup->nsamples) {
-        uint64_t g = setup->nsamples / (8u * (uint64_t)ls);
-        groups = g < 1 ? 1u : (uint32_t)g;
-    }
     const uint64_t threads = (uint64_t)groups * ls;
     uint32_t max_rounds = o.max_rounds ? o.max_rounds : (cpu_dev ? 256u : 1024u);
     if ((uint64_t)max_rounds * threads >= (1ull << 32)) max_rounds = (uint32_t)(((1ull << 32) - 1) / threads);
@@ -347,13 +341,22 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
                                              {.buffer = s.carry.buffer},   {.buffer = s.counters.dev.buffer}};
     const uint64_t target = setup->nsamples;
     uint64_t done = 0, since_flush = 0, lane_rounds = 0;
-    uint32_t launch = 0;
+    uint32_t launch = 0, seeded = groups;
     while (st == KILN_OK && done < target) {
         /* rounds for this launch from the measured rate of counted samples per lane-round */
         double rate = lane_rounds ? (double)done / (double)lane_rounds : 1.0;
         if (rate < 0.01) rate = 0.01;
         uint64_t want = (uint64_t)ceil((double)(target - done) / (rate * (double)threads));
         uint32_t rounds = want > max_rounds ? max_rounds : (uint32_t)(want ? want : 1);
+        /* A launch plots at least one round of every lane it runs: when one round of all lanes
+         * would overshoot (small renders on a large GPU), run only the workgroups still needed.
+         * Lanes are seeded by launch 0, so later launches never run more workgroups than it did. */
+        uint32_t g_now = groups;
+        if (want <= 1) {
+            uint64_t need = (uint64_t)ceil((double)(target - done) / (rate * (double)ls));
+            if (need < g_now) g_now = need ? (uint32_t)need : 1u;
+        }
+        if (launch > 0 && g_now > seeded) g_now = seeded;
         uint32_t f = launch == 0 ? fuse : 0;
         push.rounds = rounds + f;
         push.fuse = f;
@@ -374,7 +377,7 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
         vkCmdFillBuffer(cmd.cb, s.counters.dev.buffer, 0, VK_WHOLE_SIZE, 0);
         transfer_to_compute(&cmd);
         kiln_vk_cmd_timestamp(&cmd, 0);
-        st = kiln_vk_cmd_dispatch(ctx, &cmd, ip, ib, &push, groups, 1, 1);
+        st = kiln_vk_cmd_dispatch(ctx, &cmd, ip, ib, &push, g_now, 1, 1);
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_barrier(&cmd);
         kiln_vk_cmd_download(&cmd, &s.counters, 16);
@@ -389,14 +392,15 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
         done += cnt[0];
         since_flush += cnt[0];
         stv.bad_values += cnt[1];
-        lane_rounds += (uint64_t)rounds * threads;
+        lane_rounds += (uint64_t)rounds * g_now * ls;
+        if (launch == 0) seeded = g_now;
         launch++;
         if (cnt[0] == 0 && launch > 4) {
             st = kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "flame \"%s\": the GPU chaos game counts no samples", flame->name);
             break;
         }
         /* stop when fewer than half a launch-round of samples is missing */
-        if (target - (done < target ? done : target) < (uint64_t)(rate * (double)threads / 2.0)) break;
+        if (target - (done < target ? done : target) < (uint64_t)(rate * (double)ls / 2.0)) break;
         if (since_flush >= KF_FLUSH_SAMPLES) {
             st = run_flush(ctx, &s, fp, (uint32_t)buckets, 0, &stv.flush_ms);
             since_flush = 0;
