@@ -16,25 +16,9 @@
  */
 #include "codec/bc_tables.h"
 #include "codec/codec.h"
+#include "codec/bc6h_modes.h"
 
 #include <string.h>
-
-enum { R0, G0, B0, R1, G1, B1, R2, G2, B2, R3, G3, B3, PB, MB, END };
-
-/* A run of bits v^a..b (see the spec's notation): a >= b stores bits b..a in increasing order;
- * a < b is reversed and stores bits b, b-1, ..., a. */
-typedef struct span {
-    uint8_t field, a, b;
-} span;
-
-typedef struct bc6h_mode {
-    uint8_t value;       /* mode number as in the spec */
-    uint8_t transformed; /* delta-coded endpoints */
-    uint8_t pb;          /* partition bits: 5 (two subsets) or 0 */
-    uint8_t epb;         /* endpoint bits */
-    uint8_t delta[3];    /* delta bits per channel (transformed modes) */
-    span spans[28];
-} bc6h_mode;
 
 #define S(f, a, b) {f, a, b}
 #define M2 {MB, 1, 0}
@@ -42,7 +26,7 @@ typedef struct bc6h_mode {
 #define SEND {END, 0, 0}
 
 /* Khronos table-bptcblockformat, in table order. */
-static const bc6h_mode bc6h_modes[14] = {
+const bc6h_mode kiln__bc6h_modes[14] = {
     {0, 1, 5, 10, {5, 5, 5},
      {M2, S(G2, 4, 4), S(B2, 4, 4), S(B3, 4, 4), S(R0, 9, 0), S(G0, 9, 0), S(B0, 9, 0), S(R1, 4, 0),
       S(G3, 4, 4), S(G2, 3, 0), S(G1, 4, 0), S(B3, 0, 0), S(G3, 3, 0), S(B1, 4, 0), S(B3, 1, 1), S(B2, 3, 0),
@@ -106,11 +90,11 @@ static const bc6h_mode bc6h_modes[14] = {
 /* The mode table entry of a block, NULL for reserved modes. */
 static const bc6h_mode *find_mode(const uint8_t *block)
 {
-    /* bc6h_modes index + 1 by mode number (0 = reserved); 2-bit modes 0 and 1 repeat every 4 */
+    /* kiln__bc6h_modes index + 1 by mode number (0 = reserved); 2-bit modes 0 and 1 repeat every 4 */
     static const uint8_t by_value[32] = {1, 2, 3,  11, 1, 2, 4,  12, 1, 2, 5,  13, 1, 2, 6,  14,
                                          1, 2, 7,  0,  1, 2, 8,  0,  1, 2, 9,  0,  1, 2, 10, 0};
     unsigned i = by_value[block[0] & 31u];
-    return i ? &bc6h_modes[i - 1] : NULL;
+    return i ? &kiln__bc6h_modes[i - 1] : NULL;
 }
 
 static inline int32_t sign_extend(int32_t v, unsigned bits)

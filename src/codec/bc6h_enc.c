@@ -38,6 +38,7 @@
  */
 #include "codec/bc_tables.h"
 #include "codec/codec.h"
+#include "codec/bc6h_modes.h"
 
 #ifndef BC6H_MU
 #define BC6H_MU 0.03f /* see the error metric above */
@@ -46,86 +47,13 @@
 #include <string.h>
 
 /* ---------------------------------------------------------------- mode table
- * Khronos table-bptcblockformat: the same transcription as the decoder (bc6h.c keeps its copy
- * static); tests/unit/test_bc6h_encode.c checks every mode's packing against kiln__bc6h_unpack. */
+ * Khronos table-bptcblockformat, shared with the decoder (bc6h_modes.h); tests/unit/test_bc6h_encode.c
+ * checks every mode's packing against kiln__bc6h_unpack. */
 
-enum { R0, G0, B0, R1, G1, B1, R2, G2, B2, R3, G3, B3, PB, MB, FEND };
-
-typedef struct espan {
-    uint8_t field, a, b;
-} espan;
-
-typedef struct emode {
-    uint8_t value, transformed, pb, epb;
-    uint8_t delta[3];
-    espan spans[28];
-} emode;
-
-#define S(f, a, b) {f, a, b}
-#define M2 {MB, 1, 0}
-#define M5 {MB, 4, 0}
-#define SEND {FEND, 0, 0}
-
-static const emode emodes[14] = {
-    {0, 1, 5, 10, {5, 5, 5},
-     {M2, S(G2, 4, 4), S(B2, 4, 4), S(B3, 4, 4), S(R0, 9, 0), S(G0, 9, 0), S(B0, 9, 0), S(R1, 4, 0),
-      S(G3, 4, 4), S(G2, 3, 0), S(G1, 4, 0), S(B3, 0, 0), S(G3, 3, 0), S(B1, 4, 0), S(B3, 1, 1), S(B2, 3, 0),
-      S(R2, 4, 0), S(B3, 2, 2), S(R3, 4, 0), S(B3, 3, 3), S(PB, 4, 0), SEND}},
-    {1, 1, 5, 7, {6, 6, 6},
-     {M2, S(G2, 5, 5), S(G3, 4, 4), S(G3, 5, 5), S(R0, 6, 0), S(B3, 0, 0), S(B3, 1, 1), S(B2, 4, 4),
-      S(G0, 6, 0), S(B2, 5, 5), S(B3, 2, 2), S(G2, 4, 4), S(B0, 6, 0), S(B3, 3, 3), S(B3, 5, 5), S(B3, 4, 4),
-      S(R1, 5, 0), S(G2, 3, 0), S(G1, 5, 0), S(G3, 3, 0), S(B1, 5, 0), S(B2, 3, 0), S(R2, 5, 0),
-      S(R3, 5, 0), S(PB, 4, 0), SEND}},
-    {2, 1, 5, 11, {5, 4, 4},
-     {M5, S(R0, 9, 0), S(G0, 9, 0), S(B0, 9, 0), S(R1, 4, 0), S(R0, 10, 10), S(G2, 3, 0), S(G1, 3, 0),
-      S(G0, 10, 10), S(B3, 0, 0), S(G3, 3, 0), S(B1, 3, 0), S(B0, 10, 10), S(B3, 1, 1), S(B2, 3, 0),
-      S(R2, 4, 0), S(B3, 2, 2), S(R3, 4, 0), S(B3, 3, 3), S(PB, 4, 0), SEND}},
-    {6, 1, 5, 11, {4, 5, 4},
-     {M5, S(R0, 9, 0), S(G0, 9, 0), S(B0, 9, 0), S(R1, 3, 0), S(R0, 10, 10), S(G3, 4, 4), S(G2, 3, 0),
-      S(G1, 4, 0), S(G0, 10, 10), S(G3, 3, 0), S(B1, 3, 0), S(B0, 10, 10), S(B3, 1, 1), S(B2, 3, 0),
-      S(R2, 3, 0), S(B3, 0, 0), S(B3, 2, 2), S(R3, 3, 0), S(G2, 4, 4), S(B3, 3, 3), S(PB, 4, 0), SEND}},
-    {10, 1, 5, 11, {4, 4, 5},
-     {M5, S(R0, 9, 0), S(G0, 9, 0), S(B0, 9, 0), S(R1, 3, 0), S(R0, 10, 10), S(B2, 4, 4), S(G2, 3, 0),
-      S(G1, 3, 0), S(G0, 10, 10), S(B3, 0, 0), S(G3, 3, 0), S(B1, 4, 0), S(B0, 10, 10), S(B2, 3, 0),
-      S(R2, 3, 0), S(B3, 1, 1), S(B3, 2, 2), S(R3, 3, 0), S(B3, 4, 4), S(B3, 3, 3), S(PB, 4, 0), SEND}},
-    {14, 1, 5, 9, {5, 5, 5},
-     {M5, S(R0, 8, 0), S(B2, 4, 4), S(G0, 8, 0), S(G2, 4, 4), S(B0, 8, 0), S(B3, 4, 4), S(R1, 4, 0),
-      S(G3, 4, 4), S(G2, 3, 0), S(G1, 4, 0), S(B3, 0, 0), S(G3, 3, 0), S(B1, 4, 0), S(B3, 1, 1), S(B2, 3, 0),
-      S(R2, 4, 0), S(B3, 2, 2), S(R3, 4, 0), S(B3, 3, 3), S(PB, 4, 0), SEND}},
-    {18, 1, 5, 8, {6, 5, 5},
-     {M5, S(R0, 7, 0), S(G3, 4, 4), S(B2, 4, 4), S(G0, 7, 0), S(B3, 2, 2), S(G2, 4, 4), S(B0, 7, 0),
-      S(B3, 3, 3), S(B3, 4, 4), S(R1, 5, 0), S(G2, 3, 0), S(G1, 4, 0), S(B3, 0, 0), S(G3, 3, 0), S(B1, 4, 0),
-      S(B3, 1, 1), S(B2, 3, 0), S(R2, 5, 0), S(R3, 5, 0), S(PB, 4, 0), SEND}},
-    {22, 1, 5, 8, {5, 6, 5},
-     {M5, S(R0, 7, 0), S(B3, 0, 0), S(B2, 4, 4), S(G0, 7, 0), S(G2, 5, 5), S(G2, 4, 4), S(B0, 7, 0),
-      S(G3, 5, 5), S(B3, 4, 4), S(R1, 4, 0), S(G3, 4, 4), S(G2, 3, 0), S(G1, 5, 0), S(G3, 3, 0), S(B1, 4, 0),
-      S(B3, 1, 1), S(B2, 3, 0), S(R2, 4, 0), S(B3, 2, 2), S(R3, 4, 0), S(B3, 3, 3), S(PB, 4, 0), SEND}},
-    {26, 1, 5, 8, {5, 5, 6},
-     {M5, S(R0, 7, 0), S(B3, 1, 1), S(B2, 4, 4), S(G0, 7, 0), S(B2, 5, 5), S(G2, 4, 4), S(B0, 7, 0),
-      S(B3, 5, 5), S(B3, 4, 4), S(R1, 4, 0), S(G3, 4, 4), S(G2, 3, 0), S(G1, 4, 0), S(B3, 0, 0), S(G3, 3, 0),
-      S(B1, 5, 0), S(B2, 3, 0), S(R2, 4, 0), S(B3, 2, 2), S(R3, 4, 0), S(B3, 3, 3), S(PB, 4, 0), SEND}},
-    {30, 0, 5, 6, {6, 6, 6},
-     {M5, S(R0, 5, 0), S(G3, 4, 4), S(B3, 0, 0), S(B3, 1, 1), S(B2, 4, 4), S(G0, 5, 0), S(G2, 5, 5),
-      S(B2, 5, 5), S(B3, 2, 2), S(G2, 4, 4), S(B0, 5, 0), S(G3, 5, 5), S(B3, 3, 3), S(B3, 5, 5), S(B3, 4, 4),
-      S(R1, 5, 0), S(G2, 3, 0), S(G1, 5, 0), S(G3, 3, 0), S(B1, 5, 0), S(B2, 3, 0), S(R2, 5, 0),
-      S(R3, 5, 0), S(PB, 4, 0), SEND}},
-    {3, 0, 0, 10, {10, 10, 10},
-     {M5, S(R0, 9, 0), S(G0, 9, 0), S(B0, 9, 0), S(R1, 9, 0), S(G1, 9, 0), S(B1, 9, 0), SEND}},
-    {7, 1, 0, 11, {9, 9, 9},
-     {M5, S(R0, 9, 0), S(G0, 9, 0), S(B0, 9, 0), S(R1, 8, 0), S(R0, 10, 10), S(G1, 8, 0), S(G0, 10, 10),
-      S(B1, 8, 0), S(B0, 10, 10), SEND}},
-    {11, 1, 0, 12, {8, 8, 8},
-     {M5, S(R0, 9, 0), S(G0, 9, 0), S(B0, 9, 0), S(R1, 7, 0), S(R0, 10, 11), S(G1, 7, 0), S(G0, 10, 11),
-      S(B1, 7, 0), S(B0, 10, 11), SEND}},
-    {15, 1, 0, 16, {4, 4, 4},
-     {M5, S(R0, 9, 0), S(G0, 9, 0), S(B0, 9, 0), S(R1, 3, 0), S(R0, 10, 15), S(G1, 3, 0), S(G0, 10, 15),
-      S(B1, 3, 0), S(B0, 10, 15), SEND}},
-};
-
-#undef S
-#undef M2
-#undef M5
-#undef SEND
+typedef span espan;
+typedef bc6h_mode emode;
+#define emodes kiln__bc6h_modes
+#define FEND END
 
 static int mode_index(int value)
 {
