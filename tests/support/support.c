@@ -74,3 +74,13 @@ int kt_have_vulkan(void)
     kiln_context_free(ctx);
     return n > 0;
 }
+
+int kt_gpu_contexts(kiln_context **gpu, kiln_context **cpu, uint32_t cpu_threads)
+{
+    setenv("KILN_VK_VALIDATION", "1", 1);
+    *gpu = *cpu = NULL;
+    if (!kt_have_vulkan()) return 0;
+    *gpu = kt_context(2, KILN_BACKEND_VULKAN);
+    *cpu = kt_context(cpu_threads, KILN_BACKEND_CPU);
+    return *gpu && *cpu ? 0 : -1;
+}

@@ -26,5 +26,9 @@ const char *kt_tmp(const char *name);
 uint64_t kt_hash(const void *data, size_t size);
 /* 1 when a Vulkan device is available (lavapipe in CI). */
 int kt_have_vulkan(void);
+/* The two contexts of a GPU test: *gpu on the Vulkan backend (lavapipe allowed) and *cpu on the CPU with
+ * cpu_threads threads, with the Vulkan validation layer turned on first (KILN_VK_VALIDATION=1). Both stay
+ * NULL when there is no Vulkan device (the tests then skip). Returns -1 when a context cannot be made. */
+int kt_gpu_contexts(kiln_context **gpu, kiln_context **cpu, uint32_t cpu_threads);
 
 #endif

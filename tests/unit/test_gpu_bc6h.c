@@ -32,14 +32,9 @@ typedef struct fixture {
 
 static int setup(void **state)
 {
-    setenv("KILN_VK_VALIDATION", "1", 1);
     static fixture f;
     memset(&f, 0, sizeof f);
-    if (kt_have_vulkan()) {
-        f.gpu = kt_context(2, KILN_BACKEND_VULKAN);
-        f.cpu = kt_context(2, KILN_BACKEND_CPU);
-        if (!f.gpu || !f.cpu) return -1;
-    }
+    if (kt_gpu_contexts(&f.gpu, &f.cpu, 2)) return -1;
     *state = &f;
     return 0;
 }

@@ -61,13 +61,10 @@ static void random_image(kt_rng *rng, uint32_t w, uint32_t h, int near_flat, kil
 
 static int setup(void **state)
 {
-    setenv("KILN_VK_VALIDATION", "1", 1);
     static fixture f;
     memset(&f, 0, sizeof f);
-    if (kt_have_vulkan()) {
-        f.gpu = kt_context(2, KILN_BACKEND_VULKAN);
-        f.cpu = kt_context(2, KILN_BACKEND_CPU);
-        if (!f.gpu || !f.cpu) return -1;
+    if (kt_gpu_contexts(&f.gpu, &f.cpu, 2)) return -1;
+    if (f.gpu) {
         static const struct { const char *path; uint32_t x, y, w, h; } crops[] = {
             {"ldr/stk_generic_rock_a_512.png", 200, 120, 36, 20},
             {"ldr/Sara_Head_Diff_256_rgba.png", 96, 64, 29, 23},
