@@ -26,22 +26,12 @@ static void blit_img_free(kiln_gpu *gpu, blit_img *b)
     memset(b, 0, sizeof *b);
 }
 
+/* Transfer-stage layout transition of levels [level, level + nlevels) (blit chains only use transfers). */
 static void barrier_levels(VkCommandBuffer cb, VkImage image, uint32_t level, uint32_t nlevels, uint32_t layers,
                            VkImageLayout from, VkImageLayout to, VkAccessFlags src, VkAccessFlags dst)
 {
-    VkImageMemoryBarrier b = {
-        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
-        .srcAccessMask = src,
-        .dstAccessMask = dst,
-        .oldLayout = from,
-        .newLayout = to,
-        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-        .image = image,
-        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, level, nlevels, 0, layers},
-    };
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 1, &b);
+    kiln_vk_image_barrier(cb, image, level, nlevels, layers, from, to, src, dst,
+                          VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
 }
 
 static kiln_status blit_create(kiln_context *ctx, kiln_gpu *gpu, VkFormat f, uint32_t w, uint32_t h, uint32_t levels,
@@ -85,19 +75,7 @@ static kiln_status blit_create(kiln_context *ctx, kiln_gpu *gpu, VkFormat f, uin
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "GPU mipmaps: %s cannot make a %ux%u image of %u layers for blits",
                           gpu->props.deviceName, w, h, layers);
     KILN_VK_TRY(ctx, vkCreateImage, (gpu->device, &ici, NULL, &out->image));
-    VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(gpu->device, out->image, &req);
-    int type = -1;
-    for (int pass = 0; pass < 2 && type < 0; pass++)
-        for (uint32_t i = 0; i < gpu->mem.memoryTypeCount && type < 0; i++)
-            if ((req.memoryTypeBits & (1u << i)) &&
-                (pass == 1 || (gpu->mem.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)))
-                type = (int)i;
-    if (type < 0) return kiln__fail(ctx, KILN_ERR_GPU, "GPU mipmaps: no memory type for the blit image");
-    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
-                                .memoryTypeIndex = (uint32_t)type};
-    KILN_VK_TRY(ctx, vkAllocateMemory, (gpu->device, &mai, NULL, &out->memory));
-    KILN_VK_TRY(ctx, vkBindImageMemory, (gpu->device, out->image, out->memory, 0));
+    KILN_TRY(kiln_vk_image_memory(ctx, gpu, out->image, "the GPU mipmaps' blit image", &out->memory));
     return KILN_OK;
 }
 

@@ -25,23 +25,6 @@ static void sample_cleanup(kiln_gpu *gpu, sample_state *s)
     if (s->memory) vkFreeMemory(gpu->device, s->memory, NULL);
 }
 
-static void image_barrier(VkCommandBuffer cb, VkImage image, VkImageLayout from, VkImageLayout to, VkAccessFlags src,
-                          VkAccessFlags dst, VkPipelineStageFlags src_stage, VkPipelineStageFlags dst_stage)
-{
-    VkImageMemoryBarrier b = {
-        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
-        .srcAccessMask = src,
-        .dstAccessMask = dst,
-        .oldLayout = from,
-        .newLayout = to,
-        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-        .image = image,
-        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1},
-    };
-    vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 0, NULL, 0, NULL, 1, &b);
-}
-
 static kiln_status sample_run(kiln_context *ctx, kiln_gpu *gpu, sample_state *s, VkFormat vkf, const kiln_format_info *fi,
                               const uint8_t *blocks, size_t bytes, uint32_t width, uint32_t height, float *out)
 {
@@ -59,18 +42,7 @@ static kiln_status sample_run(kiln_context *ctx, kiln_gpu *gpu, sample_state *s,
         .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
     };
     KILN_VK_TRY(ctx, vkCreateImage, (gpu->device, &ici, NULL, &s->image));
-    VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(gpu->device, s->image, &req);
-    int type = -1;
-    for (int pass = 0; pass < 2 && type < 0; pass++)
-        for (uint32_t i = 0; i < gpu->mem.memoryTypeCount && type < 0; i++)
-            if ((req.memoryTypeBits & (1u << i)) &&
-                (pass == 1 || (gpu->mem.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)))
-                type = (int)i;
-    if (type < 0) return kiln__fail(ctx, KILN_ERR_GPU, "no memory type for a %s image", fi->vk_name);
-    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = (uint32_t)type};
-    KILN_VK_TRY(ctx, vkAllocateMemory, (gpu->device, &mai, NULL, &s->memory));
-    KILN_VK_TRY(ctx, vkBindImageMemory, (gpu->device, s->image, s->memory, 0));
+    KILN_TRY(kiln_vk_image_memory(ctx, gpu, s->image, fi->vk_name, &s->memory));
     VkImageViewCreateInfo vci = {
         .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
         .image = s->image,
@@ -104,7 +76,7 @@ static kiln_status sample_run(kiln_context *ctx, kiln_gpu *gpu, sample_state *s,
 
     KILN_TRY(kiln_vk_cmd_begin(ctx, gpu, 1, &s->cmd));
     VkCommandBuffer cb = s->cmd.cb;
-    image_barrier(cb, s->image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT,
+    kiln_vk_image_barrier(cb, s->image, 0, 1, 1, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 0, VK_ACCESS_TRANSFER_WRITE_BIT,
                   VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
     VkBufferImageCopy region = {
         .bufferOffset = 0,
@@ -112,7 +84,7 @@ static kiln_status sample_run(kiln_context *ctx, kiln_gpu *gpu, sample_state *s,
         .imageExtent = {width, height, 1},
     };
     vkCmdCopyBufferToImage(cb, s->upload.buffer, s->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-    image_barrier(cb, s->image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+    kiln_vk_image_barrier(cb, s->image, 0, 1, 1, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                   VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
     kiln_vk_binding b[2] = {

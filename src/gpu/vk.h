@@ -163,6 +163,17 @@ void kiln_vk_io_destroy(kiln_gpu *gpu, kiln_vk_io *io);
 kiln_status kiln_vk_io_ensure(kiln_context *ctx, kiln_gpu *gpu, VkDeviceSize size, int output, kiln_vk_io *io);
 void *kiln_vk_io_map(kiln_vk_io *io);
 
+/* ---- images (texture sampling, blit chains) ---- */
+
+/* Allocates memory for `image` (a device-local type when one fits, else any type that does), binds it
+ * and returns it in *memory (free with vkFreeMemory). `what` names the image in the failure message. */
+kiln_status kiln_vk_image_memory(kiln_context *ctx, kiln_gpu *gpu, VkImage image, const char *what,
+                                 VkDeviceMemory *memory);
+/* One layout transition of levels [level, level + nlevels) of layers [0, layers) of a colour image. */
+void kiln_vk_image_barrier(VkCommandBuffer cb, VkImage image, uint32_t level, uint32_t nlevels, uint32_t layers,
+                           VkImageLayout from, VkImageLayout to, VkAccessFlags src, VkAccessFlags dst,
+                           VkPipelineStageFlags src_stage, VkPipelineStageFlags dst_stage);
+
 /* ---- commands ---- */
 
 typedef struct kiln_vk_binding {

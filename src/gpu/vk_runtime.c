@@ -465,3 +465,41 @@ void kiln_vk_cmd_free(kiln_vk_cmd *cmd)
     if (cmd->cb) vkFreeCommandBuffers(gpu->device, gpu->cmd_pool, 1, &cmd->cb);
     memset(cmd, 0, sizeof *cmd);
 }
+
+/* ---------------------------------------------------------------- images */
+
+kiln_status kiln_vk_image_memory(kiln_context *ctx, kiln_gpu *gpu, VkImage image, const char *what,
+                                 VkDeviceMemory *memory)
+{
+    VkMemoryRequirements req;
+    vkGetImageMemoryRequirements(gpu->device, image, &req);
+    int type = -1;
+    for (int pass = 0; pass < 2 && type < 0; pass++)
+        for (uint32_t i = 0; i < gpu->mem.memoryTypeCount && type < 0; i++)
+            if ((req.memoryTypeBits & (1u << i)) &&
+                (pass == 1 || (gpu->mem.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)))
+                type = (int)i;
+    if (type < 0) return kiln__fail(ctx, KILN_ERR_GPU, "no memory type of %s can hold %s", gpu->props.deviceName, what);
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
+                                .memoryTypeIndex = (uint32_t)type};
+    KILN_VK_TRY(ctx, vkAllocateMemory, (gpu->device, &mai, NULL, memory));
+    return kiln_vk_check(ctx, vkBindImageMemory(gpu->device, image, *memory, 0), "vkBindImageMemory");
+}
+
+void kiln_vk_image_barrier(VkCommandBuffer cb, VkImage image, uint32_t level, uint32_t nlevels, uint32_t layers,
+                           VkImageLayout from, VkImageLayout to, VkAccessFlags src, VkAccessFlags dst,
+                           VkPipelineStageFlags src_stage, VkPipelineStageFlags dst_stage)
+{
+    VkImageMemoryBarrier b = {
+        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
+        .srcAccessMask = src,
+        .dstAccessMask = dst,
+        .oldLayout = from,
+        .newLayout = to,
+        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .image = image,
+        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, level, nlevels, 0, layers},
+    };
+    vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 0, NULL, 0, NULL, 1, &b);
+}
