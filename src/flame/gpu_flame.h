@@ -25,6 +25,8 @@ typedef struct kiln_flame_gpu_opts {
     uint32_t workgroups;    /* 0: automatic (2048 on discrete GPUs, 8 on CPU devices) */
     uint32_t max_rounds;    /* iterations per invocation per launch; 0: automatic */
     uint32_t fuse;          /* rounds before plotting starts; 0: 20 (flam3 uses 15 per 10k samples) */
+    uint32_t min_rounds;    /* fewest plotted rounds per invocation: small renders run fewer workgroups;
+                               0: 1024 (flam3 plots 10,000 samples per fuse) */
     int per_lane_choice;    /* comparison mode: every invocation draws its own xform (divergent) */
     int no_shuffle;         /* comparison mode: points stay in their subgroup */
 } kiln_flame_gpu_opts;

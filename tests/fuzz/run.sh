@@ -41,6 +41,8 @@ for t in "${targets[@]}"; do
         find "$TESTDATA" -type f -size -64k ! -name '*.md' -exec cp {} "$seeds/" \; 2>/dev/null
       fi ;;
   esac
+  # 3. inputs that once crashed a target (regression seeds; libFuzzer runs every seed first)
+  [ -d "$HERE/regress/$name" ] && cp "$HERE/regress/$name"/* "$seeds/" 2>/dev/null
   echo "== $name: $(ls "$seeds" | wc -l) seeds, $(ls "$corpus" | wc -l) corpus files, ${SECONDS_EACH}s"
   "$t" -max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 \
        -print_final_stats=1 -artifact_prefix="$art/" "$corpus" "$seeds" > "$BUILD/fuzz-$name.log" 2>&1

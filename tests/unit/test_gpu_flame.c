@@ -168,6 +168,10 @@ static void render(kiln_context *ctx, const kiln_flame *fl, double quality, uint
     kiln_status st;
     if (gpu) {
         kiln_flame_gpu_opts go = {.subgroup_size = sg};
+        /* experiments: KF_WG workgroups, KF_MINROUNDS fewest plotted rounds per lane (1 reproduces
+         * the few-rounds-per-point bias that a large GPU showed before min_rounds existed) */
+        if (getenv("KF_WG")) go.workgroups = (uint32_t)atoi(getenv("KF_WG"));
+        if (getenv("KF_MINROUNDS")) go.min_rounds = (uint32_t)atoi(getenv("KF_MINROUNDS"));
         kiln_flame_gpu_stats gs;
         st = kiln__flame_iterate_gpu_ex(ctx, fl, &s, &go, &h, &gs);
         if (st != KILN_OK) fprintf(stderr, "GPU flame: %s\n", kiln_last_error(ctx));
