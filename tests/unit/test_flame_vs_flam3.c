@@ -142,7 +142,7 @@ static void compare_images(const kiln_image *a, const kiln_image *b, fmetrics *m
 
 /* ---------------------------------------------------------------- helpers ------------------- */
 
-static int have_flam3(void) { return access("/usr/bin/flam3-render", X_OK) == 0; }
+static int have_flam3(void) { return system("command -v flam3-render >/dev/null 2>&1") == 0; }
 
 static const char *scratch_dir(void)
 {
@@ -185,7 +185,11 @@ static void test_vs_flam3(void **state)
         print_message("flam3-render is not installed: skipped\n");
         skip();
     }
-    kiln_context *ctx = kt_context(0, KILN_BACKEND_CPU);
+    /* KILN_TEST_FLAME_BACKEND=vulkan renders kiln's side with the GPU chaos game (the H100 check of
+     * issue #7; CI runs the CPU side, test_gpu_flame judges the GPU against the CPU on lavapipe) */
+    const char *be = getenv("KILN_TEST_FLAME_BACKEND");
+    kiln_context *ctx = kt_context(0, be && !strcmp(be, "vulkan") ? KILN_BACKEND_VULKAN : KILN_BACKEND_CPU);
+    assert_non_null(ctx);
     char dirpath[1024];
     snprintf(dirpath, sizeof dirpath, "%s", kt_testdata("flam3"));
     DIR *d = opendir(dirpath);
@@ -210,6 +214,8 @@ static void test_vs_flam3(void **state)
         fclose(fp);
         names[nn++] = strdup(fpath);
     }
+    /* KILN_TEST_FLAME_EXTRA=PATH adds one more genome file (experiments) */
+    if (getenv("KILN_TEST_FLAME_EXTRA")) names[nn++] = strdup(getenv("KILN_TEST_FLAME_EXTRA"));
     assert_true(nn > 0);
     int failures = 0, compared = 0;
     fmetrics sum_f = {0, 0, {0, 0, 0}}, sum_k = {0, 0, {0, 0, 0}};
