@@ -1,7 +1,14 @@
 /* bench_bc6h.c - quality and speed of kiln's BC6H encoders on the HDR test images.
  *
  * usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu]
- *                   [--qualities fast,normal,high,max]
+ *                   [--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B]]
+ *
+ * --gpu-size N: instead, the GPU throughput table: an N x N image tiled from the four test images
+ *   (one per quadrant, repeated), kiln's GPU encoder (strategy kiln) at each quality, R timed runs
+ *   (default 7, after one warm-up): kernel time min / median (Vulkan timestamps, kiln_last_gpu_ms)
+ *   and Gpix/s from each; RMSLE of the whole GPU result; and against the CPU encoder at the same
+ *   quality on the first B block rows (default 8: the CPU is slow at max): the fraction of
+ *   bit-identical blocks and both RMSLEs on that stripe.
  *
  * Rows, per image:
  *   cpu-<quality>      kiln's CPU encoder (kiln_encode_image, CPU backend, N threads; default all)
@@ -138,11 +145,123 @@ static int crop(kiln_context *ctx, kiln_image *img, uint32_t n)
     return 1;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double image_rmsle(kiln_context *ctx, const kiln_image *src, kiln_format fmt, const uint8_t *data, size_t size)
+{
+    kiln_texture tex;
+    kiln_image dec;
+    kiln_metrics m;
+    double r = -1.0;
+    if (kiln_texture_alloc(ctx, &tex, fmt, src->width, src->height, 1, 1, 1) != KILN_OK) return r;
+    size_t tsize = 0;
+    uint8_t *dst = kiln_texture_image(&tex, 0, 0, 0, &tsize);
+    if (dst && tsize == size) {
+        memcpy(dst, data, size);
+        if (kiln_decode(ctx, &tex, 0, 0, 0, &dec) == KILN_OK) {
+            if (kiln_compare(ctx, src, &dec, &m) == KILN_OK) r = m.rmsle;
+            kiln_image_free(&dec);
+        }
+    }
+    kiln_texture_free(&tex);
+    return r;
+}
+
+/* The GPU throughput table (--gpu-size). */
+static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, kiln_format fmt, const int qon[4],
+                   uint32_t n, int reps, uint32_t stripe)
+{
+    static const char *qname[4] = {"fast", "normal", "high", "max"};
+    kiln_image src[NIMG], big, top;
+    int nsrc = 0;
+    for (int ii = 0; ii < NIMG; ii++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", testdata, k_images[ii]);
+        if (kiln_image_load(ctx, path, &src[nsrc]) != KILN_OK || src[nsrc].type != KILN_PIXEL_F32) {
+            fprintf(stderr, "bench_bc6h: %s\n", kiln_last_error(ctx));
+            return 1;
+        }
+        nsrc++;
+    }
+    if (kiln_image_alloc(ctx, &big, n, n, KILN_PIXEL_F32) != KILN_OK) return 1;
+    big.channels = 3;
+    big.hdr = 1;
+    for (uint32_t y = 0; y < n; y++)
+        for (uint32_t x = 0; x < n; x++) {
+            const kiln_image *s = &src[((y >= n / 2) * 2 + (x >= n / 2)) % nsrc];
+            memcpy((float *)big.pixels + ((size_t)y * n + x) * 4,
+                   (const float *)s->pixels + ((size_t)(y % s->height) * s->width + x % s->width) * 4, 16);
+        }
+    const uint32_t bx = (n + 3) / 4, by = (n + 3) / 4;
+    if (stripe > by) stripe = by;
+    if (kiln_image_alloc(ctx, &top, n, stripe * 4 < n ? stripe * 4 : n, KILN_PIXEL_F32) != KILN_OK) return 1;
+    top.channels = 3;
+    top.hdr = 1;
+    memcpy(top.pixels, big.pixels, (size_t)top.width * top.height * 16);
+    size_t size = kiln_format_image_size(fmt, n, n), tsize = kiln_format_image_size(fmt, top.width, top.height);
+    uint8_t *out = malloc(size), *cpu = malloc(tsize);
+    double *ms = malloc(sizeof(double) * (size_t)(reps > 0 ? reps : 1));
+    if (!out || !cpu || !ms) return 1;
+    printf("# bench_bc6h --gpu-size %u: %s, %ux%u tiled from the test images, kiln GPU encoder, %d timed runs; "
+           "CPU check on the first %u block rows (%u CPU threads)\n",
+           n, fmt == KILN_FORMAT_BC6H_SFLOAT ? "BC6H_SFLOAT" : "BC6H_UFLOAT", n, n, reps, stripe,
+           kiln_context_threads(ctx));
+    printf("%-8s %10s %10s %9s %9s %10s %9s %12s %12s\n", "quality", "min ms", "median ms", "Gpix/s", "Gpix/s-md",
+           "RMSLE", "identical", "stripe-GPU", "stripe-CPU");
+    const double gpix = (double)n * n * 1e-9;
+    for (int q = 0; q < 4; q++) {
+        if (!qon[q]) continue;
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, fmt, (kiln_quality)q);
+        ep.gpu_strategy = 0;
+        kiln_status st = kiln_encode_image(gctx, &big, &ep, out, size); /* warm-up (pipeline compile) */
+        if (st != KILN_OK) {
+            printf("%-8s %s: %s\n", qname[q], st == KILN_ERR_UNSUPPORTED ? "n/a" : "error", kiln_last_error(gctx));
+            continue;
+        }
+        int done = 0;
+        for (int r = 0; r < reps; r++) {
+            if (kiln_encode_image(gctx, &big, &ep, out, size) != KILN_OK) break;
+            ms[done++] = kiln_last_gpu_ms(gctx);
+        }
+        if (!done) {
+            printf("%-8s error: %s\n", qname[q], kiln_last_error(gctx));
+            continue;
+        }
+        qsort(ms, (size_t)done, sizeof *ms, cmp_double);
+        double mn = ms[0], md = done % 2 ? ms[done / 2] : 0.5 * (ms[done / 2 - 1] + ms[done / 2]);
+        double rm = image_rmsle(ctx, &big, fmt, out, size);
+        /* the CPU encoder at the same quality on the stripe; the GPU's first blocks are the same blocks */
+        double rg = -1.0, rc = -1.0;
+        size_t same = 0, nb = (size_t)bx * stripe;
+        if (stripe && kiln_encode_image(ctx, &top, &ep, cpu, tsize) == KILN_OK) {
+            for (size_t i = 0; i < nb; i++) same += memcmp(out + i * 16, cpu + i * 16, 16) == 0;
+            rg = image_rmsle(ctx, &top, fmt, out, tsize);
+            rc = image_rmsle(ctx, &top, fmt, cpu, tsize);
+        }
+        printf("%-8s %10.3f %10.3f %9.3f %9.3f %10.6f %8.2f%% %12.6f %12.6f\n", qname[q], mn, md, mn > 0 ? gpix / (mn * 1e-3) : 0.0,
+               md > 0 ? gpix / (md * 1e-3) : 0.0, rm, nb ? 100.0 * (double)same / (double)nb : 0.0, rg, rc);
+        fflush(stdout);
+    }
+    free(out);
+    free(cpu);
+    free(ms);
+    kiln_image_free(&top);
+    kiln_image_free(&big);
+    for (int i = 0; i < nsrc; i++) kiln_image_free(&src[i]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *testdata = KILN_TESTDATA;
     uint32_t threads = 0, crop_n = 0;
-    int sf = 0, gpu = 0, cpu = 1;
+    int sf = 0, gpu = 0, cpu = 1, reps = 7;
+    uint32_t big_n = 0, stripe = 8;
     const char *quals = "fast,normal,high,max";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--testdata") && i + 1 < argc) testdata = argv[++i];
@@ -152,9 +271,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--sf")) sf = 1;
         else if (!strcmp(argv[i], "--gpu")) gpu = 1;
         else if (!strcmp(argv[i], "--no-cpu")) cpu = 0;
+        else if (!strcmp(argv[i], "--gpu-size") && i + 1 < argc) big_n = (uint32_t)atoi(argv[++i]), gpu = 1;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--stripe") && i + 1 < argc) stripe = (uint32_t)atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu] "
-                            "[--qualities fast,normal,high,max]\n");
+                            "[--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B]]\n");
             return 2;
         }
     }
@@ -177,6 +299,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_bc6h: no Vulkan device; GPU rows skipped\n");
             gctx = NULL;
         }
+    }
+    if (big_n) {
+        int rc = gctx ? gpu_big(ctx, gctx, testdata, fmt, qon, big_n, reps < 1 ? 1 : reps, stripe) : 1;
+        kiln_context_free(gctx);
+        kiln_context_free(ctx);
+        return rc;
     }
     printf("# bench_bc6h: %s, %u CPU threads, crop %u\n", sf ? "BC6H_SFLOAT" : "BC6H_UFLOAT",
            kiln_context_threads(ctx), crop_n);

@@ -14,6 +14,11 @@
  * Default sizes: the issue's list (1920x1080 2560x1440 3840x2160 2048^2 4096^2 8192^2 2047^2 4095^2
  * 3095x990 1080x4096 and 256 textures of 256^2 in one batch), runs 10, every strategy. --quick: a
  * few small sizes, 2 runs (a smoke test for lavapipe). Prints a markdown table.
+ * --filter kaiser,lanczos3,mitchell[,box] [--wrap] instead times the quality filters (src/gpu/gpu_mip_filter.c)
+ * through kiln_mip_texture_layers on synthetic alpha-weighted sRGB images: GPU kernel time (timestamps,
+ * warm: min / median of --runs), the whole GPU call (upload, kernels, download; host wall time, min),
+ * the CPU reference's wall time (one run, all cores) and the worst difference to it in LSB (contract
+ * <= 1; exit 1 when over). Default sizes there: 1920x1080 2048^2 4096^2 4095^2 and 64 x 256^2.
  * Lavapipe is accepted (KILN_ALLOW_CPU_VULKAN semantics: the backend is forced to Vulkan). */
 #include "core/internal.h"
 #include "gpu/gpu.h"
@@ -120,6 +125,149 @@ static const size_item default_sizes[] = {{1920, 1080, 1}, {2560, 1440, 1}, {384
                                           {3095, 990, 1},  {1080, 4096, 1}, {256, 256, 256}};
 static const size_item quick_sizes[] = {{64, 64, 1}, {255, 129, 1}, {256, 256, 4}};
 
+/* ---- --filter: the quality filters (gpu_mip_filter.c) against the CPU reference ---- */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static const char *const filter_names[] = {"box", "kaiser", "lanczos3", "mitchell"};
+
+/* Synthetic sRGB RGBA8 images with varying alpha and some fully transparent texels (as check_size). */
+static kiln_image *filter_images(kiln_context *cpu, uint32_t w, uint32_t h, uint32_t count)
+{
+    kiln_image *imgs = calloc(count, sizeof *imgs);
+    if (!imgs) return NULL;
+    for (uint32_t i = 0; i < count; i++) {
+        if (kiln_image_alloc(cpu, &imgs[i], w, h, KILN_PIXEL_U8) != KILN_OK) {
+            for (uint32_t k = 0; k < i; k++) kiln_image_free(&imgs[k]);
+            free(imgs);
+            return NULL;
+        }
+        imgs[i].channels = 4;
+        imgs[i].srgb = 1;
+        uint32_t *px = imgs[i].pixels;
+        for (uint64_t k = 0; k < (uint64_t)w * h; k++) {
+            /* smooth gradients plus noise, so the filters see both edges and flat areas */
+            uint32_t v = (uint32_t)(k + (uint64_t)i * 7919u) * 2654435761u;
+            v ^= v >> 13;
+            v *= 0x5bd1e995u;
+            v ^= v >> 15;
+            uint32_t x = (uint32_t)(k % w), y = (uint32_t)(k / w);
+            uint32_t r = (x * 255u / w + (v & 31u)) & 255u, g = (y * 255u / h + ((v >> 5) & 31u)) & 255u;
+            uint32_t b = (v >> 10) & 255u, a = (v >> 24) < 40 ? 0u : 128u + ((v >> 18) & 127u);
+            px[k] = r | g << 8 | b << 16 | a << 24;
+        }
+    }
+    return imgs;
+}
+
+static int bench_filters(kiln_context *gpu, uint32_t threads, const size_item *sizes, size_t nsizes, const int *filters,
+                         int nfilters, int wrap, uint32_t runs)
+{
+    kiln_context_params cc;
+    kiln_context_params_init(&cc);
+    cc.backend = KILN_BACKEND_CPU;
+    cc.threads = threads;
+    kiln_context *cpu = NULL;
+    if (kiln_context_create(&cc, &cpu) != KILN_OK) return 1;
+    const kiln_gpu_info *gi = kiln_context_gpu(gpu);
+    time_t now = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    printf("# kiln GPU mipmap quality filters: %s (%s), %s\n\n", gi ? gi->name : "?", gi ? gi->driver : "?", date);
+    printf("RGBA8 sRGB, alpha-weighted, edge %s, full chains through kiln_mip_texture_layers (all layers in one batch). "
+           "GPU kernel = Vulkan timestamps around the 2 dispatches per level (warm, %u runs); GPU call = host wall time "
+           "of the whole call (upload, kernels, download, copies; min); CPU = the CPU reference on %u threads (one run); "
+           "worst = largest GPU-CPU difference over every level (contract <= 1 LSB).\n\n",
+           wrap ? "wrap" : "clamp", runs, kiln_context_threads(cpu));
+    printf("| size | filter | GPU kernel min ms | GPU kernel med ms | GPU call min ms | CPU ms | CPU / GPU call | worst LSB | "
+           "values off by 1 |\n|---|---|---|---|---|---|---|---|---|\n");
+    int rc = 0;
+    double *ms = calloc(runs, sizeof *ms);
+    if (!ms) {
+        kiln_context_free(cpu);
+        return 1;
+    }
+    for (size_t si = 0; si < nsizes; si++) {
+        const size_item *sz = &sizes[si];
+        char label[64];
+        if (sz->count > 1) snprintf(label, sizeof label, "%u x %ux%u", sz->count, sz->w, sz->h);
+        else snprintf(label, sizeof label, "%ux%u", sz->w, sz->h);
+        kiln_image *imgs = filter_images(cpu, sz->w, sz->h, sz->count);
+        if (!imgs) {
+            printf("| %s | - | out of memory |\n", label);
+            rc = 1;
+            continue;
+        }
+        for (int f = 0; f < nfilters; f++) {
+            kiln_mip_params mp;
+            kiln_mip_params_init(&mp);
+            mp.filter = (kiln_mip_filter)filters[f];
+            mp.edge = wrap ? KILN_MIP_EDGE_WRAP : KILN_MIP_EDGE_CLAMP;
+            mp.strategy = KILN_MIP_STRATEGY_PER_LEVEL; /* box: the per-level compute path; others: the filter path */
+            kiln_texture ref, t;
+            memset(&ref, 0, sizeof ref);
+            memset(&t, 0, sizeof t);
+            double c0 = now_ms();
+            kiln_status st = kiln_mip_texture_layers(cpu, imgs, sz->count, 1, sz->count > 1, &mp, KILN_FORMAT_RGBA8_SRGB,
+                                                     &ref);
+            double cpu_ms = now_ms() - c0;
+            if (st != KILN_OK) {
+                printf("| %s | %s | CPU failed: %s |\n", f == 0 ? label : "", filter_names[filters[f]],
+                       kiln_last_error(cpu));
+                rc = 1;
+                continue;
+            }
+            double call_min = -1.0;
+            for (uint32_t r = 0; r <= runs && st == KILN_OK; r++) { /* run 0: warm-up (pipeline creation) */
+                kiln_texture_free(&t);
+                double g0 = now_ms();
+                st = kiln_mip_texture_layers(gpu, imgs, sz->count, 1, sz->count > 1, &mp, KILN_FORMAT_RGBA8_SRGB, &t);
+                double call = now_ms() - g0;
+                if (st == KILN_OK && r >= 1) {
+                    ms[r - 1] = gpu->last_gpu_ms;
+                    if (call_min < 0.0 || call < call_min) call_min = call;
+                }
+            }
+            if (st != KILN_OK) {
+                printf("| %s | %s | GPU failed: %s |\n", f == 0 ? label : "", filter_names[filters[f]],
+                       kiln_last_error(gpu));
+                kiln_texture_free(&ref);
+                rc = 1;
+                continue;
+            }
+            int worst = 0;
+            size_t off1 = 0;
+            for (size_t k = 0; k < t.data_size && k < ref.data_size; k++) {
+                int d = abs((int)t.data[k] - (int)ref.data[k]);
+                if (d > worst) worst = d;
+                off1 += d == 1;
+            }
+            if (t.data_size != ref.data_size || worst > 1) rc = 1;
+            double kmin, kmed;
+            stats(ms, (int)runs, &kmin, &kmed);
+            printf("| %s | %s | %.3f | %.3f | %.1f | %.1f | %.1fx | %d%s | %zu |\n", f == 0 ? label : "",
+                   filter_names[filters[f]], kmin, kmed, call_min, cpu_ms, call_min > 0.0 ? cpu_ms / call_min : 0.0, worst,
+                   worst > 1 ? " FAIL" : "", off1);
+            fflush(stdout);
+            kiln_texture_free(&t);
+            kiln_texture_free(&ref);
+        }
+        for (uint32_t i = 0; i < sz->count; i++) kiln_image_free(&imgs[i]);
+        free(imgs);
+    }
+    free(ms);
+    kiln_context_free(cpu);
+    printf("\n%s\n", rc ? "SOME FILTER RUNS FAILED OR EXCEEDED 1 LSB" : "all filter runs within 1 LSB of the CPU");
+    return rc;
+}
+
+static const size_item filter_sizes[] = {{1920, 1080, 1}, {2048, 2048, 1}, {4096, 4096, 1}, {4095, 4095, 1}, {256, 256, 64}};
+
 static int parse_strategy(const char *s)
 {
     for (int i = 0; i < 7; i++)
@@ -130,7 +278,7 @@ static int parse_strategy(const char *s)
 int main(int argc, char **argv)
 {
     uint32_t runs = 10;
-    int alpha = 0, device = -1, quick = 0, check = 0;
+    int alpha = 0, device = -1, quick = 0, check = 0, wrap = 0, filters[8], nfilters = 0;
     size_item sizes[64];
     size_t nsizes = 0;
     int strategies[8] = {KILN_MIP_STRATEGY_BASELINE, KILN_MIP_STRATEGY_BLIT, KILN_MIP_STRATEGY_PER_LEVEL,
@@ -147,6 +295,23 @@ int main(int argc, char **argv)
             check = 1;
         } else if (!strcmp(a, "--quick")) {
             quick = 1;
+        } else if (!strcmp(a, "--wrap")) {
+            wrap = 1;
+        } else if (!strcmp(a, "--filter") && next) {
+            char *dup = strdup(next), *save = NULL;
+            for (char *t = strtok_r(dup, ",", &save); t && nfilters < 8; t = strtok_r(NULL, ",", &save)) {
+                int f = -1;
+                for (int k = 0; k < 4; k++)
+                    if (!strcmp(t, filter_names[k])) f = k;
+                if (f < 0) {
+                    fprintf(stderr, "gpu_mip: unknown filter '%s' (box, kaiser, lanczos3, mitchell)\n", t);
+                    free(dup);
+                    return 2;
+                }
+                filters[nfilters++] = f;
+            }
+            free(dup);
+            i++;
         } else if (!strcmp(a, "--device") && next) {
             device = atoi(next);
             i++;
@@ -182,11 +347,15 @@ int main(int argc, char **argv)
             i++;
         } else {
             fprintf(stderr, "usage: gpu_mip [--runs N] [--sizes WxH[xCOUNT],...] [--strategies a,b,...] [--alpha] "
-                            "[--device N] [--quick] [--check]\n");
+                            "[--device N] [--quick] [--check] [--filter kaiser,lanczos3,mitchell,box [--wrap]]\n");
             return 2;
         }
     }
     if (runs == 0 || runs > 1000) runs = 10;
+    if (nsizes == 0 && nfilters > 0 && !quick) {
+        nsizes = sizeof filter_sizes / sizeof *filter_sizes;
+        memcpy(sizes, filter_sizes, sizeof filter_sizes);
+    }
     if (nsizes == 0) {
         const size_item *src = quick ? quick_sizes : default_sizes;
         nsizes = quick ? sizeof quick_sizes / sizeof *src : sizeof default_sizes / sizeof *src;
@@ -208,6 +377,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpu_mip: no Vulkan device: %s\n", kiln_last_error(ctx));
         kiln_context_free(ctx);
         return 77;
+    }
+    if (nfilters > 0) {
+        int rc = bench_filters(ctx, 0, sizes, nsizes, filters, nfilters, wrap, runs);
+        kiln_context_free(ctx);
+        return rc;
     }
     if (check) {
         kiln_context_params cc;

@@ -3,18 +3,19 @@
 // the design of /work/shared/notes/flame.md section 8:
 //
 //  * Warp-uniform transform choice: every round each subgroup draws ONE xform from a counter-based
-//    hash of (seed, launch, workgroup, gl_SubgroupID, round) - the same value in every lane without
-//    any subgroup operation - so all lanes run the same variation code (no divergence). The choice
+//    hash of (seed, launch, workgroup, round) and its ring slot - the same value in every lane without
+//    any subgroup operation - so all lanes run the same variation code (no divergence); the subgroups
+//    of a workgroup sample the weights stratified (see the main loop). The choice
 //    is weighted by the xform weights; with xaos (chaos) the subgroup draws from the envelope
 //    q_j ~ max_p P(p -> j) and each lane accepts with probability P(prev -> j) / max_p P(p -> j):
 //    accepted moves follow flam3's per-point distribution exactly; a rejected lane neither moves
 //    nor plots in that round.
 //  * Ring shuffle: after every round each point moves to another subgroup through shared memory.
 //    Slot (w, l) = (gl_SubgroupID, gl_SubgroupInvocationID) (no lane-order assumption); the point in
-//    lane l of subgroup w goes to lane l of subgroup (w + l + (round & 1) * (l / Wn)) mod Wn. For each
-//    lane this is a rotation of the subgroups, so the whole map is a permutation of the workgroup's
-//    slots for any subgroup size and count; the points of one subgroup spread over min(S, Wn)
-//    subgroups every round, grouped differently on even and odd rounds. If the device ever runs
+//    lane l of subgroup w goes to lane l of subgroup (w + rot(round, l)) mod Wn, rot a hash of (workgroup, round,
+//    lane index). For each lane index this is a rotation of the subgroups, so the whole map is a
+//    permutation of the workgroup's slots for any subgroup size and count; two points share a
+//    subgroup in a round with probability 1/Wn, independently of the rounds before. If the device ever runs
 //    partial subgroups (gl_NumSubgroups * gl_SubgroupSize != workgroup size) the slots fall back to
 //    the local index (still a permutation). Double-buffered: one barrier per round.
 //  * flam3's iteration rules: fuse rounds (not plotted), bad values (NaN or |x|,|y| > 1e10) replaced
@@ -25,17 +26,31 @@
 //    trunc(vis * palette * 255) per channel. atomicAdd returns the old word, so the one add that carries
 //    out of a low field, or wraps the word, is known exactly and counted in the bucket's carry
 //    counters: nothing overflows silently and flame_flush.comp reconstructs the exact sums in float.
+//
+// Opt-in modes beyond the notes' design (docs/FLAME.md "Beyond the notes' design"; off by default):
+//  * flag 64, hot tile: samples landing in the tile (origin pad0 = x | y << 16, size pad1 = w | h << 16,
+//    w * h <= KF_TILE, specialisation constant 1) go to per-channel 32-bit shared-memory sums with shared
+//    atomics; at the end of the dispatch the workgroup adds each non-zero tile bucket to the global
+//    accumulator once (kf_add_total: exact, carries included), so the integer sums equal the default's.
+//  * flag 128, saturated buckets: a bucket whose word-1 wrap counter (A / 65536 units) has reached
+//    pad2 & 0xffffff stops taking atomics (pad2 >> 24 == 0), or keeps one sample in 2^(pad2 >> 24) at
+//    2^(pad2 >> 24) times the weight (unbiased thinning).
+//  * flag 256, subsampled chroma: word b = Y | A << 16 per bucket (Y = R + G + B, carries at 2b, 2b + 1)
+//    and one word R | B << 16 per 2x2 block k at hist_w * hist_h + k (carries at 2 * (hist_w * hist_h + k));
+//    flame_flush_chroma.comp rebuilds RGB = block chromaticity scaled to the bucket's Y.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #include "flame_abi.glsl"
 
 layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint KF_TILE = 1u; // hot-tile buckets (flag 64)
 
 layout(push_constant) uniform Push {
     uint n;            // normal xforms
     uint final_rec;    // record offset of the final xform, 0 when none
     uint flags;        // 1 xaos, 2 linear palette, 4 rotated, 8 initialise the points,
-                       // 16 per-lane xform choice (divergent; for comparisons), 32 no ring shuffle
+                       // 16 per-lane xform choice (divergent; for comparisons), 32 no ring shuffle,
+                       // 64 hot tile, 128 saturated buckets, 256 subsampled chroma (see above)
     uint rounds;
     uint fuse;         // rounds not plotted (first launch)
     uint seed_lo, seed_hi, launch;
@@ -55,6 +70,7 @@ layout(std430, binding = 4) buffer Carry { uint carry[]; };          // 4 counte
 layout(std430, binding = 5) buffer Counters { uint counters[]; };    // samples, bad values
 
 shared uvec4 ring[2][gl_WorkGroupSize.x];
+shared uvec4 tile[KF_TILE]; // hot-tile sums R, G, B, A (flag 64)
 
 // ---------------------------------------------------------------- random numbers
 uint kf_hash(uint x)
@@ -135,6 +151,20 @@ void kf_add_word(uint w, uint c, uint lo, uint hi)
     if (old + a < old) atomicAdd(carry[c + 1u], 1u);                 // the word wrapped
 }
 
+// Adds whole channel totals (any 32-bit values) to word w with carry counters c, c + 1: the multiples
+// of 65536 of the low field go straight to its carry counter (each one is +65536 low, -1 high in
+// flame_flush.comp's identities, so the high total takes them back), those of the high field to the
+// wrap counter; the remainders go through kf_add_word. Exact.
+void kf_add_total(uint w, uint c, uint lo, uint hi)
+{
+    uint qlo = lo >> 16;
+    uint hi2 = hi + qlo;
+    uint qhi = hi2 >> 16;
+    kf_add_word(w, c, lo & 0xffffu, hi2 & 0xffffu);
+    if (qlo != 0u) atomicAdd(carry[c], qlo);
+    if (qhi != 0u) atomicAdd(carry[c + 1u], qhi);
+}
+
 void kf_plot(vec3 p, float vis)
 {
     if (vis == 0.0) return;
@@ -165,6 +195,32 @@ void kf_plot(vec3 p, float vis)
     }
     uvec4 v = uvec4(max(col, vec4(0.0)));
     uint b = iy * pc.hist_w + ix;
+    if ((pc.flags & 448u) != 0u) { // opt-in modes
+        if ((pc.flags & 64u) != 0u) {
+            uint tx = ix - (pc.pad0 & 0xffffu), ty = iy - (pc.pad0 >> 16);
+            uint tw = pc.pad1 & 0xffffu;
+            if (tx < tw && ty < (pc.pad1 >> 16)) {
+                uint t = ty * tw + tx;
+                if (v.x != 0u) atomicAdd(tile[t].x, v.x);
+                if (v.y != 0u) atomicAdd(tile[t].y, v.y);
+                if (v.z != 0u) atomicAdd(tile[t].z, v.z);
+                if (v.w != 0u) atomicAdd(tile[t].w, v.w);
+                return;
+            }
+        }
+        if ((pc.flags & 128u) != 0u && carry[4u * b + 3u] >= (pc.pad2 & 0xffffffu)) {
+            uint k = pc.pad2 >> 24;
+            if (k == 0u || (kf_next() >> (32u - k)) != 0u) return;
+            v <<= k;
+        }
+        if ((pc.flags & 256u) != 0u) {
+            uint nb = pc.hist_w * pc.hist_h;
+            uint blk = nb + (iy >> 1) * ((pc.hist_w + 1u) >> 1) + (ix >> 1);
+            kf_add_word(b, 2u * b, v.x + v.y + v.z, v.w);
+            kf_add_word(blk, 2u * blk, v.x, v.z);
+            return;
+        }
+    }
     kf_add_word(2u * b, 4u * b, v.x, v.y);
     kf_add_word(2u * b + 1u, 4u * b + 2u, v.z, v.w);
 }
@@ -184,7 +240,7 @@ void main()
     uint S = gl_SubgroupSize, Wn = gl_NumSubgroups, w = gl_SubgroupID, l = gl_SubgroupInvocationID;
     if (Wn * S != LS) { Wn = LS / S; w = lid / S; l = lid % S; }
     uint my_slot = w * S + l;
-    uint sg_key = kf_hash(pc.seed_hi ^ kf_hash(pc.launch ^ kf_hash(wg * 64u + gl_SubgroupID + 0x632be5abu)));
+    uint wg_key = kf_hash(pc.seed_lo ^ kf_hash(pc.launch ^ kf_hash(wg + 0x1b56c4e9u)));
 
     vec3 p;
     uint meta; // previous xform + 1 (0: none) | consecutive bad values << 8
@@ -200,11 +256,23 @@ void main()
     const float total = xf[KF_TAB_CUM + n - 1u];
     const bool xaos = (pc.flags & 1u) != 0u;
     uint samples = 0u, bad_values = 0u;
+    if ((pc.flags & 64u) != 0u) { // hot tile: clear the shared sums
+        for (uint t = lid; t < KF_TILE; t += LS) tile[t] = uvec4(0u);
+        barrier();
+    }
 
     for (uint r = 0u; r < pc.rounds; r++) {
         // the subgroup's xform (same hash in every lane of the subgroup)
+        // Stratified across the workgroup: in round r the Wn subgroups take the strata
+        // [(k + U) / Wn] of one shared uniform U, k = (w + offset) mod Wn, so the xforms the workgroup
+        // runs follow the weights almost exactly (a subgroup's S points share one choice, which alone
+        // would multiply the noise of the coarse sub-region masses by S at low sample counts). A
+        // point's own stratum is uniform and new every round (the random ring rotation below moves
+        // it), so each point still follows flam3's chain exactly.
+        uint hr = kf_hash(wg_key + r * 0x9e3779b9u);
         float u = (pc.flags & 16u) != 0u ? kf_rand01() * total // per-lane choice (comparison mode)
-                                         : float(kf_hash(sg_key + r * 0x9e3779b9u) >> 8) * (1.0 / 16777216.0) * total;
+                                         : (float((w + hr) % Wn) + float(kf_hash(hr ^ 0x68e31da4u) >> 8) * (1.0 / 16777216.0)) /
+                                               float(Wn) * total;
         uint j = 0u;
         while (j + 1u < n && xf[KF_TAB_CUM + j] <= u) j++;
         uint prev = meta & 0xffu;
@@ -241,7 +309,12 @@ void main()
         }
         // ring shuffle to other subgroups (double-buffered: one barrier per round)
         uint b = r & 1u;
-        uint dest = (pc.flags & 32u) != 0u ? w : (w + l + b * (l / Wn)) % Wn;
+        // every lane index gets its own random rotation of the subgroups each round (the same for all
+        // subgroups: a permutation of the slots), so two points share a subgroup - and an xform - with
+        // probability 1/Wn per round, independently of earlier rounds (a fixed lane-dependent rotation
+        // kept some pairs together every other round at 8 subgroups per workgroup)
+        uint rot = kf_hash(wg_key ^ (r * 0x9e3779b9u + l * 0x85ebca6bu)) % Wn;
+        uint dest = (pc.flags & 32u) != 0u ? w : (w + rot) % Wn;
         ring[b][dest * S + l] = uvec4(floatBitsToUint(p), meta);
         barrier();
         uvec4 s = ring[b][my_slot];
@@ -249,6 +322,17 @@ void main()
         meta = s.w;
     }
     pts[gid] = uvec4(floatBitsToUint(p), meta);
+    if ((pc.flags & 64u) != 0u) { // hot tile: one exact global add per non-zero bucket
+        barrier();
+        uint tw = pc.pad1 & 0xffffu, tn = tw * (pc.pad1 >> 16);
+        for (uint t = lid; t < tn; t += LS) {
+            uvec4 a = tile[t];
+            if (a == uvec4(0u)) continue;
+            uint b = ((pc.pad0 >> 16) + t / tw) * pc.hist_w + (pc.pad0 & 0xffffu) + t % tw;
+            kf_add_total(2u * b, 4u * b, a.x, a.y);
+            kf_add_total(2u * b + 1u, 4u * b + 2u, a.z, a.w);
+        }
+    }
     if (samples != 0u) atomicAdd(counters[0], samples);
     if (bad_values != 0u) atomicAdd(counters[1], bad_values);
 }

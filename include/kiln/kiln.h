@@ -371,9 +371,11 @@ typedef enum kiln_mip_alpha {
  * designs and their measured speed: docs/PERFORMANCE.md "Mipmaps: GPU strategies"). Every GPU
  * strategy but blit computes the CPU reference's arithmetic (within 1 LSB of 8-bit outputs) for
  * every size, in one batch for all layers / faces of kiln_mip_texture_layers.
- * The GPU path covers the box filter without --normal / --alpha-coverage, U8 and F32 bases, outputs
- * RGBA8 / RGBA16F / RGBA32F; anything else runs on the CPU under AUTO and is KILN_ERR_UNSUPPORTED
- * with an explicit strategy. Backend CPU always uses the CPU. */
+ * The GPU path covers U8 and F32 bases and RGBA8 / RGBA16F / RGBA32F outputs: every strategy does
+ * the box filter; the quality filters, normal maps and alpha coverage run with AUTO and PER_LEVEL
+ * (src/gpu/gpu_mip_filter.c). 16-bit bases and R8/RG8 outputs run on the CPU under AUTO;
+ * what the GPU does not do is KILN_ERR_UNSUPPORTED with an explicit strategy. Backend CPU always
+ * uses the CPU. */
 typedef enum kiln_mip_strategy {
     KILN_MIP_STRATEGY_AUTO = 0,        /* the best GPU strategy (single-pass) when the backend is Vulkan */
     KILN_MIP_STRATEGY_BLIT = 1,        /* vkCmdBlitImage chain (graphics queue; keeps the input format:

@@ -151,6 +151,27 @@ static void enc_init(enc *E, const float *rgba, int sf)
         }
 }
 
+/* For the GPU encoder (src/gpu/gpu_encode_bc6h.c): this file's log term and fitting weight of every
+ * half magnitude below 0x7C00 (slog[m], w[m], as enc_init computes them) and its float constants
+ * (ULP_K2, 1e-12f, 64/31, 32/31, 1/3), so that the GPU's arithmetic starts from the same values. */
+void kiln__bc6h_enc_tables(float *slog_mag, float *w_mag, float consts[5]);
+void kiln__bc6h_enc_tables(float *slog_mag, float *w_mag, float consts[5])
+{
+    for (int32_t mag = 0; mag < 0x7C00; mag++) {
+        int e = (mag >> 10) & 31;
+        float step = ldexpf(1.0f, (e == 0 ? 1 : e) - 25);
+        float v = fabsf(kiln__half_to_float((uint16_t)mag));
+        float wv = step * 1024.0f / (1.0f + v);
+        w_mag[mag] = wv * wv + MU_LN2SQ;
+        slog_mag[mag] = slog(mag);
+    }
+    consts[0] = ULP_K2;
+    consts[1] = 1e-12f;
+    consts[2] = 64.0f / 31.0f;
+    consts[3] = 32.0f / 31.0f;
+    consts[4] = 1.0f / 3.0f;
+}
+
 static void q_range(const emode *m, int sf, int32_t *lo, int32_t *hi)
 {
     if (!sf) {

@@ -298,6 +298,24 @@ kiln_status kiln__flame_iterate_gpu(kiln_context *ctx, const kiln_flame *flame, 
 kiln_status kiln__flame_tonemap(kiln_context *ctx, const kiln_flame *flame, const kiln_flame_setup *setup,
                                 const kiln_flame_hist *hist, kiln_image *out);
 
+/* Tone-map tables shared by kiln__flame_tonemap and the GPU post passes (src/gpu/gpu_flame_post.c), so
+ * both use the very same numbers. Density estimation: filters 0..max_index, filter k has radius
+ * widths[k] and coefs[k * kernel_size + jj * (jj + 1) / 2 + ii] for the offsets (+-ii, +-jj) and
+ * (+-jj, +-ii), 0 <= ii <= jj <= ceil(widths[k]) - 1 (flam3's triangular layout). */
+typedef struct kiln_flame_de {
+    double *coefs, *widths;
+    int kernel_size, max_index, half;
+    double max_filtered_counts;
+} kiln_flame_de;
+kiln_status kiln__flame_de_make(kiln_context *ctx, const kiln_flame *flame, uint32_t ss, kiln_flame_de *de);
+void kiln__flame_de_free(kiln_flame_de *de);
+/* The filter a bucket with filtered count fs (its (ss/2*2+1)^2 box of A / 255, x (ss/(ss+1))^2 for
+ * even ss) gets: flam3's rule, clamped to 0..max_index. */
+int kiln__flame_de_index(const kiln_flame_de *de, double curve, double fs);
+/* The normalised spatial filter: setup->filter_width^2 doubles, filter[i + j * fw] (free with free). */
+kiln_status kiln__flame_spatial_kernel(kiln_context *ctx, const kiln_flame *flame, const kiln_flame_setup *setup,
+                                       double **filter);
+
 /* ---------------------------------------------------------------- variations / iteration ------- */
 
 /* Per-xform values precomputed from the parameters (flam3's xform_precalc), shared by the CPU

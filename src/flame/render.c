@@ -7,6 +7,9 @@
  * count; every worker adds into its own integer histogram (flam3's bits=33 buckets: each add is
  * truncated to an integer) and integer sums do not depend on the order. */
 #include "flame/flame.h"
+#if defined(KILN_FLAME_GPU)
+#include "flame/gpu_flame.h" /* kiln__flame_render_gpu */
+#endif
 
 #include <math.h>
 #include <stdlib.h>
@@ -476,11 +479,7 @@ done:
 
 /* ---------------------------------------------------------------- tone map ------------------ */
 
-typedef struct {
-    double *coefs, *widths;
-    int kernel_size, max_index, half;
-    double max_filtered_counts;
-} de_filters;
+typedef kiln_flame_de de_filters; /* flame.h */
 
 static kiln_status make_de(kiln_context *ctx, const kiln_flame *f, uint32_t ss, de_filters *de)
 {
@@ -545,6 +544,33 @@ static kiln_status make_de(kiln_context *ctx, const kiln_flame *f, uint32_t ss, 
     return KILN_OK;
 }
 
+kiln_status kiln__flame_de_make(kiln_context *ctx, const kiln_flame *flame, uint32_t ss, kiln_flame_de *de)
+{
+    return make_de(ctx, flame, ss, de);
+}
+
+void kiln__flame_de_free(kiln_flame_de *de)
+{
+    if (!de) return;
+    free(de->coefs);
+    free(de->widths);
+    de->coefs = de->widths = NULL;
+}
+
+int kiln__flame_de_index(const kiln_flame_de *de, double curve, double fs)
+{
+    int idx;
+    if (fs > de->max_filtered_counts)
+        idx = de->max_index;
+    else if (fs <= DE_THRESH)
+        idx = (int)ceil(fs) - 1;
+    else
+        idx = DE_THRESH + (int)floor(pow(fs - DE_THRESH, curve));
+    if (idx > de->max_index) idx = de->max_index;
+    if (idx < 0) idx = 0;
+    return idx;
+}
+
 /* acc holds rows [y0, y1) of the full accumulator */
 static inline void acc_add(double *acc, int w, int y0, int y1, int x, int y, const double c[4])
 {
@@ -574,15 +600,7 @@ static void density_estimation(const kiln_flame *f, const kiln_flame_setup *su, 
             for (int jj = -sh; jj <= sh; jj++)
                 for (int ii = -sh; ii <= sh; ii++) fs += b[4 * ((size_t)(j + jj) * w + (i + ii)) + 3] / 255.0;
             if (!(ss & 1)) fs *= scfact;
-            int idx;
-            if (fs > de->max_filtered_counts)
-                idx = de->max_index;
-            else if (fs <= DE_THRESH)
-                idx = (int)ceil(fs) - 1;
-            else
-                idx = DE_THRESH + (int)floor(pow(fs - DE_THRESH, curve));
-            if (idx > de->max_index) idx = de->max_index;
-            if (idx < 0) idx = 0;
+            int idx = kiln__flame_de_index(de, curve, fs);
             int ci = idx * de->kernel_size;
             int afw = (int)ceil(de->widths[idx]) - 1;
             double c3 = bb[3];
@@ -797,6 +815,45 @@ static void final_rows(void *user, size_t begin, size_t end, uint32_t worker)
     }
 }
 
+/* spatial filter kernel (flam3_create_spatial_filter, pixel aspect 1): fw x fw, normalised */
+static kiln_status spatial_kernel(kiln_context *ctx, const kiln_flame *flame, const kiln_flame_setup *setup,
+                                  double *filter)
+{
+    const int fw = setup->filter_width;
+    double supp = spatial_support[flame->filter_shape];
+    double fwd = 2.0 * supp * setup->ss * flame->filter;
+    double adjust = fwd > 0.0 ? supp * fw / fwd : 1.0;
+    double sum = 0;
+    for (int i = 0; i < fw; i++)
+        for (int j = 0; j < fw; j++) {
+            double ii = ((2.0 * i + 1.0) / fw - 1.0) * adjust, jj = ((2.0 * j + 1.0) / fw - 1.0) * adjust;
+            filter[i + j * fw] = spatial_filter(flame->filter_shape, ii) * spatial_filter(flame->filter_shape, jj);
+            sum += filter[i + j * fw];
+        }
+    if (!(sum != 0.0) || !isfinite(sum))
+        return kiln__fail(ctx, KILN_ERR_CORRUPT, "flame \"%s\": spatial filter %g is too small", label(flame), flame->filter);
+    for (int i = 0; i < fw * fw; i++) filter[i] /= sum;
+    return KILN_OK;
+}
+
+kiln_status kiln__flame_spatial_kernel(kiln_context *ctx, const kiln_flame *flame, const kiln_flame_setup *setup,
+                                       double **filter)
+{
+    *filter = NULL;
+    if (setup->filter_width < 1 || setup->filter_width > MAX_FILTER_TAPS)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "flame \"%s\": bad filter width %d", label(flame),
+                          setup->filter_width);
+    double *f = kiln__calloc(ctx, (size_t)setup->filter_width * setup->filter_width, sizeof(double));
+    if (!f) return KILN_ERR_OUT_OF_MEMORY;
+    kiln_status st = spatial_kernel(ctx, flame, setup, f);
+    if (st != KILN_OK) {
+        free(f);
+        return st;
+    }
+    *filter = f;
+    return KILN_OK;
+}
+
 kiln_status kiln__flame_tonemap(kiln_context *ctx, const kiln_flame *flame, const kiln_flame_setup *setup,
                                 const kiln_flame_hist *hist, kiln_image *out)
 {
@@ -844,23 +901,11 @@ kiln_status kiln__flame_tonemap(kiln_context *ctx, const kiln_flame *flame, cons
         return st;
     }
 
-    /* spatial filter kernel (flam3_create_spatial_filter, pixel aspect 1) */
-    double supp = spatial_support[flame->filter_shape];
-    double fwd = 2.0 * supp * setup->ss * flame->filter;
-    double adjust = fwd > 0.0 ? supp * fw / fwd : 1.0;
-    double sum = 0;
-    for (int i = 0; i < fw; i++)
-        for (int j = 0; j < fw; j++) {
-            double ii = ((2.0 * i + 1.0) / fw - 1.0) * adjust, jj = ((2.0 * j + 1.0) / fw - 1.0) * adjust;
-            filter[i + j * fw] = spatial_filter(flame->filter_shape, ii) * spatial_filter(flame->filter_shape, jj);
-            sum += filter[i + j * fw];
-        }
-    if (!(sum != 0.0) || !isfinite(sum)) {
+    if ((st = spatial_kernel(ctx, flame, setup, filter)) != KILN_OK) {
         free(acc);
         free(filter);
-        return kiln__fail(ctx, KILN_ERR_CORRUPT, "flame \"%s\": spatial filter %g is too small", label(flame), flame->filter);
+        return st;
     }
-    for (int i = 0; i < fw * fw; i++) filter[i] /= sum;
 
     st = kiln_image_alloc(ctx, out, setup->out_w, setup->out_h, KILN_PIXEL_U8);
     if (st != KILN_OK) {
@@ -982,9 +1027,15 @@ kiln_status kiln_flame_render(kiln_context *ctx, const kiln_flames *flames, uint
     kiln_status st = KILN_ERR_NO_DEVICE;
 #if defined(KILN_FLAME_GPU)
     if (be != KILN_BACKEND_CPU) {
-        st = kiln__flame_iterate_gpu(ctx, f, &su, &hist);
-        if (st != KILN_OK && (be == KILN_BACKEND_VULKAN || st != KILN_ERR_NO_DEVICE)) return st;
-        if (st != KILN_OK) kiln__clear_error(ctx);
+        /* the whole render on the GPU: chaos game, DE, filter and tone map (src/flame/gpu_flame.h) */
+        st = kiln__flame_render_gpu(ctx, f, &su, out);
+        if (st == KILN_OK) {
+            st = kiln__progress(ctx, 1.0f);
+            if (st != KILN_OK) kiln_image_free(out);
+            return st;
+        }
+        if (be == KILN_BACKEND_VULKAN || st != KILN_ERR_NO_DEVICE) return st;
+        kiln__clear_error(ctx);
     }
 #else
     if (be == KILN_BACKEND_VULKAN)

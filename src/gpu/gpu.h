@@ -47,6 +47,10 @@ typedef struct kiln__gpu_mip_job {
     uint8_t *const *dst;
     int strategy;
     uint32_t subgroup_size;
+    /* the quality filters (src/gpu/gpu_mip_filter.c, owner mipfilters): a kiln_mip_filter and
+     * kiln_mip_edge (0 = box, clamp), and normal_map (mip.h rules 3 and 8; never alpha-weighted) */
+    int filter, edge, normal_map;
+    float alpha_coverage_ref; /* > 0: alpha-coverage scaling (mip.h rule 8), also for the box filter */
 } kiln__gpu_mip_job;
 
 kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job);

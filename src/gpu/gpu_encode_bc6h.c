@@ -4,15 +4,20 @@
  *   invocation per block; fast -> its "fast" preset (mode 3 only), normal/high/max -> its "quality"
  *   preset (+ the best bounding-box partition in modes 1 and 14). UF16 only, as the original: SF16 is
  *   KILN_ERR_UNSUPPORTED (AUTO then encodes on the CPU).
- * gpu_strategy 0 (kiln): shaders/enc_bc6h.comp, UF16 and SF16, quality fast only: four invocations
- *   per block try the one-subset modes in parallel (the CPU's fast search, src/codec/bc6h_enc.c), a
+ * gpu_strategy 0 (kiln), UF16 and SF16, the CPU encoder's searches (src/codec/bc6h_enc.c):
+ *   fast: shaders/enc_bc6h.comp, four invocations per block try the one-subset modes in parallel, a
  *   shared-memory min-reduction picks the CPU's winner, which gets the CPU's least-squares pass.
- *   normal/high/max have no kiln GPU design yet: KILN_ERR_UNSUPPORTED, so AUTO uses the CPU encoder.
+ *   normal/high/max: shaders/enc_bc6h_q.comp, 8 / 8 / 16 invocations per block: partition fits and
+ *   ranking, every (mode, partition) candidate of the CPU's search spread over the lanes, the CPU's k best by
+ *   rank counting in shared memory, refined in parallel, the CPU's winner. Its arithmetic follows the
+ *   CPU's (a table of the CPU's log terms and weights per half, binding 2; correctly rounded divisions,
+ *   double least squares), so it needs shaderFloat64 (else KILN_ERR_UNSUPPORTED: AUTO uses the CPU).
  *
  * The image goes up as RGBA float rows in batches of block rows that fit the device's storage-buffer
  * range; each batch's blocks come back in order. Kernel time of all batches: ctx->last_gpu_ms. */
 #include "gpu/gpu_encode.h"
 #include "gpu/vk.h"
+#include "codec/bc6h_modes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +26,51 @@
 #define BC6H_BATCH_MAX (256u << 20)
 
 #define BC6H_KILN_LANES 4u /* invocations per block in enc_bc6h.comp (its LANES) */
+/* invocations per block in enc_bc6h_q.comp (its LANES, a push constant) per quality: few lanes per
+ * block keep most of them busy while the kept candidates are refined (2 / 4 / 12 of them); 64 / lanes
+ * blocks per workgroup x candidates must fit its shared ERRS (1296): 8 x 44, 8 x 124, 4 x 324 */
+static const uint32_t bc6h_q_lanes[4] = {0, 8, 8, 16};
+
+/* enc_bc6h_q.comp's table (binding 2; the offsets are its T_* constants) */
+#define BC6H_T_W 31744u
+#define BC6H_T_MODE 63488u
+#define BC6H_T_SPAN (BC6H_T_MODE + 14u * 8u)
+#define BC6H_T_CONST (BC6H_T_SPAN + 14u * 28u)
+#define BC6H_T_WORDS (BC6H_T_CONST + 5u)
+
+/* the CPU encoder's tables (src/codec/bc6h_enc.c) */
+void kiln__bc6h_enc_tables(float *slog_mag, float *w_mag, float consts[5]);
+
+/* quality -> partitions, kept candidates, least-squares passes, local search radius: the CPU's qcfgs */
+static const uint32_t bc6h_qcfg[4][4] = {{0, 1, 1, 0}, {4, 2, 2, 1}, {12, 4, 3, 1}, {32, 12, 4, 2}};
+
+static void fill_table(uint32_t *t)
+{
+    float *f = (float *)t;
+    kiln__bc6h_enc_tables(f, f + BC6H_T_W, f + BC6H_T_CONST);
+    for (uint32_t mi = 0; mi < 14; mi++) {
+        const bc6h_mode *m = &kiln__bc6h_modes[mi];
+        uint32_t *d = t + BC6H_T_MODE + mi * 8u;
+        d[0] = m->value;
+        d[1] = m->transformed;
+        d[2] = m->pb ? 2u : 1u;
+        d[3] = m->epb;
+        d[4] = m->delta[0];
+        d[5] = m->delta[1];
+        d[6] = m->delta[2];
+        d[7] = 0;
+        for (uint32_t k = 0; k < 28; k++) {
+            const span *sp = &m->spans[k];
+            t[BC6H_T_SPAN + mi * 28u + k] = (uint32_t)sp->field | (uint32_t)sp->a << 8 | (uint32_t)sp->b << 16;
+        }
+    }
+}
 
 static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const char *shader, uint32_t spec,
-                              uint32_t lanes, uint32_t subgroup_size, uint8_t *dst)
+                              uint32_t lanes, const uint32_t *qcfg, uint32_t subgroup_size, uint8_t *dst)
 {
+    /* qcfg != NULL: enc_bc6h_q.comp (push: the four words below + sf, partitions, keep, ls, radius,
+     * 0, lanes; binding 2: the table) */
     kiln_gpu *gpu;
     KILN_TRY(kiln__gpu_get(ctx, &gpu));
     const kiln_vk_pipeline *pipe;
@@ -32,9 +78,9 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
         .shader = shader,
         .local_size = BC6H_LOCAL_SIZE,
         .spec = &spec,
-        .nspec = 1,
-        .nbindings = 2,
-        .push_size = 16,
+        .nspec = qcfg ? 0 : 1,
+        .nbindings = qcfg ? 3 : 2,
+        .push_size = qcfg ? 44 : 16,
         .subgroup_size = subgroup_size,
     };
     KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
@@ -51,11 +97,20 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
         return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "BC6H GPU encode: a block row of %u texels (%zu bytes) exceeds the device's buffer range (%zu)",
                           w, in_row, limit);
     if (rows > by) rows = by;
-    kiln_vk_io in, out;
+    kiln_vk_io in, out, tab;
     memset(&in, 0, sizeof in);
     memset(&out, 0, sizeof out);
+    memset(&tab, 0, sizeof tab);
+    const size_t tab_bytes = (size_t)BC6H_T_WORDS * 4;
     kiln_status st = kiln_vk_io_create(ctx, gpu, rows * in_row, 0, &in);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, rows * out_row, 1, &out);
+    if (st == KILN_OK && qcfg) {
+        st = kiln_vk_io_create(ctx, gpu, tab_bytes, 0, &tab);
+        if (st == KILN_OK) {
+            fill_table((uint32_t *)kiln_vk_io_map(&tab));
+            st = kiln_vk_buffer_flush(ctx, gpu, tab.direct ? &tab.dev : &tab.staging);
+        }
+    }
     double total_ms = 0.0;
     for (uint32_t r0 = 0; st == KILN_OK && r0 < by; r0 += (uint32_t)rows) {
         uint32_t nrows = by - r0 < rows ? by - r0 : (uint32_t)rows;
@@ -69,9 +124,14 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
         st = kiln_vk_cmd_begin(ctx, gpu, 1, &cmd);
         if (st != KILN_OK) break;
         kiln_vk_cmd_upload(&cmd, &in, in_bytes);
+        if (qcfg) kiln_vk_cmd_upload(&cmd, &tab, tab_bytes);
         kiln_vk_cmd_timestamp(&cmd, 0);
-        uint32_t push[4] = {bx, nrows, w, texel_rows};
-        kiln_vk_binding b[2] = {{.buffer = in.dev.buffer, .range = in_bytes}, {.buffer = out.dev.buffer, .range = out_bytes}};
+        /* [9]: the shader's runtime zero; [10]: its lanes per block */
+        uint32_t push[11] = {bx, nrows, w, texel_rows, spec, 0, 0, 0, 0, 0, lanes};
+        if (qcfg) memcpy(push + 5, qcfg, 4 * sizeof *qcfg);
+        kiln_vk_binding b[3] = {{.buffer = in.dev.buffer, .range = in_bytes},
+                                {.buffer = out.dev.buffer, .range = out_bytes},
+                                {.buffer = tab.dev.buffer, .range = tab_bytes}};
         st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, (uint64_t)bx * nrows * lanes);
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, &out, out_bytes);
@@ -85,6 +145,7 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
     }
     kiln_vk_io_destroy(gpu, &in);
     kiln_vk_io_destroy(gpu, &out);
+    kiln_vk_io_destroy(gpu, &tab);
     if (st == KILN_OK) ctx->last_gpu_ms = total_ms;
     return st;
 }
@@ -96,9 +157,9 @@ kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, cons
     static const char *qn[4] = {"fast", "normal", "high", "max"};
     const char *q = (unsigned)params->quality < 4u ? qn[params->quality] : "?";
     const int kiln_design = params->gpu_strategy == 0;
-    if ((params->gpu_strategy != 0 && params->gpu_strategy != 1) || (kiln_design && params->quality != KILN_QUALITY_FAST))
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s at quality %s has no kiln GPU encoder yet (kiln's GPU design covers quality fast; the seed strategy has one for BC6H UF16)",
-                          fi->name, q);
+    if ((params->gpu_strategy != 0 && params->gpu_strategy != 1) || (unsigned)params->quality > 3u)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s at quality %s, GPU strategy %d has no GPU encoder", fi->name, q,
+                          (int)params->gpu_strategy);
     if (params->format != KILN_FORMAT_BC6H_UFLOAT && params->format != KILN_FORMAT_BC6H_SFLOAT)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "BC6H GPU encode: %s is not a BC6H format", fi->name);
     if (!kiln_design && params->format != KILN_FORMAT_BC6H_UFLOAT)
@@ -111,8 +172,29 @@ kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, cons
     if (need == 0 || !dst || dst_size < need)
         return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "BC6H GPU encode: %ux%u needs %zu bytes, the buffer holds %zu",
                           img->width, img->height, need, dst ? dst_size : (size_t)0);
-    if (kiln_design)
-        return run_shader(ctx, img, "enc_bc6h", params->format == KILN_FORMAT_BC6H_SFLOAT ? 1u : 0u, BC6H_KILN_LANES,
-                          subgroup_size, dst);
-    return run_shader(ctx, img, "enc_bc6h_seed", params->quality == KILN_QUALITY_FAST ? 0u : 1u, 1u, subgroup_size, dst);
+    const uint32_t sf = params->format == KILN_FORMAT_BC6H_SFLOAT ? 1u : 0u;
+    if (kiln_design && params->quality == KILN_QUALITY_FAST)
+        return run_shader(ctx, img, "enc_bc6h", sf, BC6H_KILN_LANES, NULL, subgroup_size, dst);
+    if (kiln_design) {
+        kiln_gpu *gpu;
+        KILN_TRY(kiln__gpu_get(ctx, &gpu));
+        VkPhysicalDeviceFeatures f;
+        vkGetPhysicalDeviceFeatures(gpu->physical, &f);
+        if (f.shaderFloat64 != VK_TRUE)
+            return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s at quality %s: kiln's GPU encoder needs shaderFloat64, which this device lacks",
+                              fi->name, q);
+        uint32_t lanes = bc6h_q_lanes[params->quality];
+        /* tuning aid: KILN_BC6H_GPU_LANES = 8, 16 or 32 invocations per block (the same bytes) */
+        const char *env = getenv("KILN_BC6H_GPU_LANES");
+        if (env && *env) {
+            unsigned long v = strtoul(env, NULL, 10);
+            const uint32_t ncand = 4u + bc6h_qcfg[params->quality][0] * 10u;
+            if ((v != 8 && v != 16 && v != 32) || (64u / v) * ncand > 1296u || v < bc6h_qcfg[params->quality][1])
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                                  "KILN_BC6H_GPU_LANES=%s: use 8, 16 or 32 (at least 16 at quality max)", env);
+            lanes = (uint32_t)v;
+        }
+        return run_shader(ctx, img, "enc_bc6h_q", sf, lanes, bc6h_qcfg[params->quality], subgroup_size, dst);
+    }
+    return run_shader(ctx, img, "enc_bc6h_seed", params->quality == KILN_QUALITY_FAST ? 0u : 1u, 1u, NULL, subgroup_size, dst);
 }

@@ -174,6 +174,8 @@ typedef struct kf_state {
     kiln_gpu *gpu;
     kiln_vk_buffer points, packed, carry;
     kiln_vk_io xforms, palette, counters, out;
+    int chroma;               /* subsampled-chroma accumulator (flame_flush_chroma.comp flushes it) */
+    uint32_t w, h;            /* histogram size (chroma flush) */
 } kf_state;
 
 static void kf_state_free(kf_state *s)
@@ -198,8 +200,9 @@ static kiln_status run_flush(kiln_context *ctx, kf_state *s, const kiln_vk_pipel
     KILN_TRY(kiln_vk_cmd_begin(ctx, s->gpu, 1, &cmd));
     kiln_vk_cmd_timestamp(&cmd, 0);
     kiln_vk_binding b[3] = {{.buffer = s->packed.buffer}, {.buffer = s->carry.buffer}, {.buffer = s->out.dev.buffer}};
-    uint32_t push[1] = {buckets};
-    kiln_status st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, fp, b, push, buckets);
+    uint32_t blocks = ((s->w + 1u) / 2u) * ((s->h + 1u) / 2u);
+    uint32_t push[3] = {s->chroma ? blocks : buckets, s->w, s->h};
+    kiln_status st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, fp, b, push, s->chroma ? blocks : buckets);
     kiln_vk_cmd_timestamp(&cmd, 1);
     kiln_vk_cmd_barrier(&cmd);
     if (download) kiln_vk_cmd_download(&cmd, &s->out, (VkDeviceSize)buckets * 16u);
@@ -208,6 +211,38 @@ static kiln_status run_flush(kiln_context *ctx, kf_state *s, const kiln_vk_pipel
     kiln_vk_cmd_free(&cmd);
     *ms += t;
     return st;
+}
+
+/* Hot-tile mode (owner: flameideas): the tw x th window of the float histogram rgba (w x h buckets)
+ * with the most A mass, through a summed-area table; origin in *tx, *ty. */
+static kiln_status pick_hot_tile(kiln_context *ctx, const float *rgba, uint32_t w, uint32_t h, uint32_t tw,
+                                 uint32_t th, uint32_t *tx, uint32_t *ty)
+{
+    const size_t sw = (size_t)w + 1;
+    if ((size_t)h + 1 > SIZE_MAX / sizeof(double) / sw)
+        return kiln__fail(ctx, KILN_ERR_OUT_OF_MEMORY, "hot tile: %ux%u histogram too large", w, h);
+    double *sat = kiln__calloc(ctx, sw * ((size_t)h + 1), sizeof *sat);
+    if (!sat) return KILN_ERR_OUT_OF_MEMORY;
+    for (uint32_t y = 0; y < h; y++) {
+        double row = 0.0;
+        for (uint32_t x = 0; x < w; x++) {
+            row += rgba[((size_t)y * w + x) * 4 + 3];
+            sat[(y + 1) * sw + x + 1] = sat[y * sw + x + 1] + row;
+        }
+    }
+    double best = -1.0;
+    *tx = *ty = 0;
+    for (uint32_t y = 0; y + th <= h; y++)
+        for (uint32_t x = 0; x + tw <= w; x++) {
+            double m = sat[(y + th) * sw + x + tw] - sat[y * sw + x + tw] - sat[(y + th) * sw + x] + sat[y * sw + x];
+            if (m > best) {
+                best = m;
+                *tx = x;
+                *ty = y;
+            }
+        }
+    free(sat);
+    return KILN_OK;
 }
 
 kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flame, const kiln_flame_setup *setup,
@@ -263,6 +298,28 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
     if (max_rounds == 0) max_rounds = 1;
     const uint32_t fuse = o.fuse ? o.fuse : 20u;
 
+    /* opt-in modes (docs/FLAME.md "Beyond the notes' design"), one at a time */
+    if ((o.hot_tile != 0) + (o.sat_level > 0.0) + (o.chroma_2x2 != 0) > 1)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "flame GPU options: hot_tile, sat_level and chroma_2x2 are exclusive");
+    if (o.sat_level < 0.0 || o.sat_thin_log2 > 8u)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "flame GPU options: sat_level %g, sat_thin_log2 %u (0..8)",
+                          o.sat_level, o.sat_thin_log2);
+    uint32_t tile_w = 0, tile_h = 0, tile_n = 1;
+    if (o.hot_tile) {
+        tile_w = o.tile_w ? o.tile_w : 32u;
+        tile_h = o.tile_h ? o.tile_h : 32u;
+        if (tile_w > setup->hist_w) tile_w = setup->hist_w;
+        if (tile_h > setup->hist_h) tile_h = setup->hist_h;
+        if (tile_w > 65535u || tile_h > 65535u || setup->hist_w > 65535u || setup->hist_h > 65535u ||
+            (uint64_t)tile_w * tile_h * 16u + 2u * ls * 16u > gpu->props.limits.maxComputeSharedMemorySize)
+            return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "flame hot tile %ux%u (histogram %ux%u) does not fit %s",
+                              tile_w, tile_h, setup->hist_w, setup->hist_h, gpu->props.deviceName);
+        tile_n = tile_w * tile_h;
+        /* the 32-bit shared sums: at most ls * rounds samples of <= 255 per channel per dispatch */
+        uint32_t cap = (uint32_t)(0xffffffffu / (256u * ls));
+        if (max_rounds > cap) max_rounds = cap;
+    }
+
     uint64_t limit = gpu->props.limits.maxStorageBufferRange;
     if (buckets * 16u > limit || threads * 16u > limit)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "flame \"%s\": a %ux%u histogram exceeds %s's storage buffer range",
@@ -281,11 +338,27 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
                                    .push_size = KF_PUSH_BYTES, .subgroup_size = sg,
                                    .full_subgroups = sg != 0 && gpu->full_subgroups};
     kiln_vk_pipeline_desc fdesc = {.shader = "flame_flush", .local_size = 256, .nbindings = 3, .push_size = 4};
+    if (o.hot_tile) {
+        idesc.spec = &tile_n;
+        idesc.nspec = 1;
+    }
+    s.chroma = o.chroma_2x2 != 0;
+    s.w = setup->hist_w;
+    s.h = setup->hist_h;
+    /* chroma: one word per bucket + one per 2x2 block, two carry counters per word */
+    const uint64_t acc_words = s.chroma ? buckets + (uint64_t)((setup->hist_w + 1u) / 2u) * ((setup->hist_h + 1u) / 2u)
+                                        : 2u * buckets;
+    if (s.chroma) {
+        fdesc.shader = "flame_flush_chroma";
+        fdesc.push_size = 12;
+    }
+    stv.tile_x = stv.tile_y = -1;
+    stv.accum_bytes = acc_words * 12u;
     st = kiln_vk_pipeline_get(ctx, gpu, &idesc, &ip);
     if (st == KILN_OK) st = kiln_vk_pipeline_get(ctx, gpu, &fdesc, &fp);
     if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, threads * 16u, KILN_VK_MEM_DEVICE, &s.points);
-    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, buckets * 8u, KILN_VK_MEM_DEVICE, &s.packed);
-    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, buckets * 16u, KILN_VK_MEM_DEVICE, &s.carry);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, acc_words * 4u, KILN_VK_MEM_DEVICE, &s.packed);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, acc_words * 8u, KILN_VK_MEM_DEVICE, &s.carry);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)words * 4u, 0, &s.xforms);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, 512u * 16u, 0, &s.palette);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, 16u, 1, &s.counters);
@@ -325,7 +398,15 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
         push.final_opacity = (float)flame->xforms[flame->final_xform].opacity;
     }
     push.flags = (xaos ? 1u : 0u) | (flame->palette_linear ? 2u : 0u) | (setup->rotated ? 4u : 0u) |
-                 (o.per_lane_choice ? 16u : 0u) | (o.no_shuffle ? 32u : 0u);
+                 (o.per_lane_choice ? 16u : 0u) | (o.no_shuffle ? 32u : 0u) | (o.sat_level > 0.0 ? 128u : 0u) |
+                 (o.chroma_2x2 ? 256u : 0u);
+    if (o.sat_level > 0.0) {
+        /* the A total at which k1 / 255 * ln(1 + A * k2) reaches sat_level, in word-1 wraps (65536 A units) */
+        double a_sat = (exp(o.sat_level * 255.0 / setup->k1) - 1.0) / setup->k2;
+        double wraps = ceil(a_sat * KF_UNITS / 65536.0);
+        uint32_t thr = !(wraps >= 1.0) ? 1u : wraps > 16777215.0 ? 16777215u : (uint32_t)wraps;
+        push.pad[2] = thr | (o.sat_thin_log2 << 24);
+    }
     push.seed_lo = (uint32_t)setup->seed;
     push.seed_hi = (uint32_t)(setup->seed >> 32) ^ 0x5bd1e995u;
     push.hist_w = setup->hist_w;
@@ -357,6 +438,12 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
         if (rate < 0.01) rate = 0.01;
         uint64_t want = (uint64_t)ceil((double)(target - done) / (rate * (double)threads));
         uint32_t rounds = want > max_rounds ? max_rounds : (uint32_t)(want ? want : 1);
+        /* the last launches aim at 90 % of what is missing, so the rate's launch-to-launch variation
+         * (xaos rejections, bad-value retries) cannot overshoot the sample count by more than a round */
+        if (want <= max_rounds && want > 1) {
+            double aim = 0.9 * (double)(target - done) / (rate * (double)threads);
+            rounds = aim >= 1.0 ? (uint32_t)aim : 1u;
+        }
         /* A launch plots at least one round of every lane it runs: when one round of all lanes
          * would overshoot (small renders on a large GPU), run only the workgroups still needed.
          * Lanes are seeded by launch 0, so later launches never run more workgroups than it did. */
@@ -410,19 +497,51 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
         }
         /* stop when fewer than half a launch-round of samples is missing */
         if (target - (done < target ? done : target) < (uint64_t)(rate * (double)ls / 2.0)) break;
+        if (o.hot_tile && launch == 1) {
+            /* hot tile: flush launch 0 (the float histogram adds up the flushes) and pick the window
+             * with the most mass for the later launches */
+            st = run_flush(ctx, &s, fp, (uint32_t)buckets, 1, &stv.flush_ms);
+            since_flush = 0;
+            if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, io_host(&s.out));
+            uint32_t tx = 0, ty = 0;
+            if (st == KILN_OK)
+                st = pick_hot_tile(ctx, kiln_vk_io_map(&s.out), setup->hist_w, setup->hist_h, tile_w, tile_h, &tx, &ty);
+            if (st != KILN_OK) break;
+            push.pad[0] = tx | (ty << 16);
+            push.pad[1] = tile_w | (tile_h << 16);
+            push.flags |= 64u;
+            stv.tile_x = (int32_t)tx;
+            stv.tile_y = (int32_t)ty;
+        }
         if (since_flush >= KF_FLUSH_SAMPLES) {
             st = run_flush(ctx, &s, fp, (uint32_t)buckets, 0, &stv.flush_ms);
             since_flush = 0;
         }
         if (st == KILN_OK) st = kiln__progress(ctx, (float)((double)(done < target ? done : target) / (double)target));
     }
-    if (st == KILN_OK) st = run_flush(ctx, &s, fp, (uint32_t)buckets, 1, &stv.flush_ms);
-    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, io_host(&s.out));
-    if (st == KILN_OK) st = kiln__flame_hist_alloc(ctx, hist, setup->hist_w, setup->hist_h);
-    if (st == KILN_OK) {
-        memcpy(hist->rgba, kiln_vk_io_map(&s.out), (size_t)buckets * 16u);
-        hist->samples_plotted = done;
-        hist->bad_values = stv.bad_values;
+    double post_ms = 0.0;
+    if (o.post_out) {
+        /* (owner: flamepost) the histogram stays on the device: DE + filter + tone map there */
+        kiln_flame_post_stats ps;
+        memset(&ps, 0, sizeof ps);
+        if (o.post_stats) ps.split = o.post_stats->split;
+        if (st == KILN_OK) st = run_flush(ctx, &s, fp, (uint32_t)buckets, 0, &stv.flush_ms);
+        /* the chaos game's buffers are done with (submit waited): lower the peak before the post passes */
+        kiln_vk_buffer_destroy(gpu, &s.points);
+        kiln_vk_buffer_destroy(gpu, &s.packed);
+        kiln_vk_buffer_destroy(gpu, &s.carry);
+        if (st == KILN_OK) st = kiln__flame_post_gpu_dev(ctx, flame, setup, &s.out.dev, o.post_out, &ps);
+        if (st == KILN_OK && o.post_stats) *o.post_stats = ps;
+        post_ms = ps.total_ms;
+    } else {
+        if (st == KILN_OK) st = run_flush(ctx, &s, fp, (uint32_t)buckets, 1, &stv.flush_ms);
+        if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, io_host(&s.out));
+        if (st == KILN_OK) st = kiln__flame_hist_alloc(ctx, hist, setup->hist_w, setup->hist_h);
+        if (st == KILN_OK) {
+            memcpy(hist->rgba, kiln_vk_io_map(&s.out), (size_t)buckets * 16u);
+            hist->samples_plotted = done;
+            hist->bad_values = stv.bad_values;
+        }
     }
     kf_state_free(&s);
     if (st != KILN_OK) {
@@ -434,6 +553,6 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
     stv.local_size = ls;
     stv.workgroups = groups;
     if (stats) *stats = stv;
-    ctx->last_gpu_ms = stv.kernel_ms + stv.flush_ms;
+    ctx->last_gpu_ms = stv.kernel_ms + stv.flush_ms + post_ms;
     return KILN_OK;
 }

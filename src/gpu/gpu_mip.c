@@ -399,6 +399,8 @@ kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job)
 
     kiln_gpu *gpu;
     KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    if (job->filter != KILN_MIP_FILTER_BOX || job->normal_map || job->alpha_coverage_ref > 0.0f)
+        return kiln__gpu_mip_filter(ctx, gpu, job);
     if (job->strategy == KILN_MIP_STRATEGY_BLIT) {
         double bms = 0.0;
         KILN_TRY(kiln__gpu_mip_blit(ctx, gpu, job, &bms));

@@ -14,4 +14,9 @@ kiln_status kiln__gpu_mip_blit(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu
 kiln_status kiln__gpu_mip_blit_bench(kiln_context *ctx, kiln_gpu *gpu, uint32_t w, uint32_t h, uint32_t count,
                                      VkBuffer texels, VkBuffer evict, uint32_t runs, double *ms);
 
+/* The quality filters, normal maps and alpha coverage (gpu_mip_filter.c, shaders/mip_filter.comp):
+ * job->filter is not the box, job->normal_map or job->alpha_coverage_ref is set. Strategies AUTO and
+ * PER_LEVEL only (else UNSUPPORTED). */
+kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job);
+
 #endif

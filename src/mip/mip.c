@@ -726,10 +726,7 @@ static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image
     if (!want) return 0;
     const int auto_strategy = p->strategy == KILN_MIP_STRATEGY_AUTO;
     const char *why = NULL;
-    if (p->filter != KILN_MIP_FILTER_BOX) why = "the quality filters (Kaiser, Lanczos-3, Mitchell) run on the CPU";
-    else if (p->normal_map) why = "normal maps are renormalised on the CPU";
-    else if (p->alpha_coverage_ref > 0.0f) why = "alpha-coverage scaling runs on the CPU";
-    else if (images[0].type == KILN_PIXEL_U16) why = "16-bit images are filtered on the CPU";
+    if (images[0].type == KILN_PIXEL_U16) why = "16-bit images are filtered on the CPU";
     else if (sinks[0].comps != 4 || sinks[0].kind == SINK_U16) why = "R8, RG8 and 16-bit unorm outputs are made on the CPU";
     if (why) {
         if (auto_strategy) {
@@ -756,7 +753,9 @@ static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image
     }
     kiln__gpu_mip_job job = {.images = images, .count = count, .levels = levels, .decode_srgb = srgb,
                              .out_srgb = sinks[0].srgb, .out_kind = (int)sinks[0].kind, .weighted = weighted,
-                             .dst = dst, .strategy = (int)p->strategy};
+                             .dst = dst, .strategy = (int)p->strategy, .filter = (int)p->filter,
+                             .edge = (int)p->edge, .normal_map = p->normal_map != 0,
+                             .alpha_coverage_ref = p->alpha_coverage_ref};
     kiln_status r = kiln__gpu_mip(ctx, &job);
     free(weighted);
     free(dst);

@@ -147,8 +147,10 @@ static int have_flam3(void) { return system("command -v flam3-render >/dev/null 
 static const char *scratch_dir(void)
 {
     static char dir[1024];
-    snprintf(dir, sizeof dir, "%s/flame_test", KILN_BINARY_DIR);
-    mkdir(dir, 0777);
+    snprintf(dir, sizeof dir, "%s", kt_tmp("flame_test"));
+    char mk[1200];
+    snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
+    if (system(mk) != 0) fprintf(stderr, "cannot create %s\n", dir);
     return dir;
 }
 

@@ -33,9 +33,10 @@ static void help(void)
            "                          present; vulkan: the GPU, lavapipe included); --device N picks one\n"
            "  --mip-strategy S        GPU strategy: auto (= single-pass), per-level, subgroup, pyramid,\n"
            "                          single-pass, blit (vkCmdBlitImage: inexact on odd sizes, no alpha\n"
-           "                          weighting, keeps the input format). The GPU covers the box filter\n"
-           "                          (no --normal, --alpha-coverage, r8/rg8, 16-bit inputs); under auto\n"
-           "                          anything else runs on the CPU, an explicit strategy then fails\n"
+           "                          weighting, keeps the input format). The GPU covers the box filter,\n"
+           "                          and with auto / per-level the other filters, --normal and\n"
+           "                          --alpha-coverage (not r8/rg8, 16-bit inputs); under auto anything\n"
+           "                          else runs on the CPU, an explicit strategy then fails\n"
            "  -j N, --quiet, --verbose, --progress auto|always|never\n");
 }
 

@@ -116,3 +116,12 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
     if (hist) memset(hist, 0, sizeof *hist);
     return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
 }
+
+/* ---- flame post-processing (owner: flamepost; src/flame/gpu_flame.h) ---- */
+kiln_status kiln__flame_post_gpu(kiln_context *ctx, const kiln_flame *flame, const kiln_flame_setup *setup,
+                                 const kiln_flame_hist *hist, kiln_image *out, kiln_flame_post_stats *stats)
+{
+    (void)flame; (void)setup; (void)hist; (void)stats;
+    if (out) memset(out, 0, sizeof *out);
+    return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
+}

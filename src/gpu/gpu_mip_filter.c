@@ -1,0 +1,416 @@
+/* gpu_mip_filter.c - the quality mipmap filters on the GPU (Kaiser, Lanczos-3, Mitchell; also the box
+ * filter for normal maps): kiln__gpu_mip sends here every job whose filter is not the box or that is a
+ * normal map (the box strategies of gpu_mip.c do neither).
+ *
+ * The CPU reference filters LEVEL BY LEVEL (mip.h rule 6): level m from the fp32 level m-1, vertical
+ * pass first. Here each level is two dispatches of shaders/mip_filter.comp (vertical into an fp32
+ * intermediate of source width x destination height, then horizontal into the fp32 chain and the
+ * quantised output), for every texture of the batch at once (z = texture). The tap tables are made by
+ * the CPU's own kiln__mip_axis_build (weights in double, normalised, rounded to fp32, edge mode
+ * applied) and uploaded unchanged, so the GPU sums the same fp32 products in the same order; the
+ * shader corrects divisions and square roots to correct rounding. Result: the same bits as the CPU
+ * wherever fp32 add/multiply are IEEE and no denormals occur (lavapipe: every test case byte-identical,
+ * tests/unit/test_gpu_mip_filter.c); the contract stays +-1 LSB (mip.h).
+ *
+ * Not here (the caller falls back to the CPU under strategy AUTO): alpha-coverage scaling, 16-bit
+ * images, R8/RG8/RGBA16 outputs (mip.c decides before calling), and strategies other than AUTO and
+ * per-level (the tiled strategies are box-only designs). */
+#include "gpu/gpu_mip.h"
+#include "image/color.h"
+#include "mip/mip.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* job table layout and flags: shaders/mip_common.glsl, mip_filter.comp */
+#define P_LEVEL 8u
+#define P_TEX 392u
+#define MIPF_DECODE_SRGB 1u
+#define MIPF_IN_F32 2u
+#define MIPF_OUT_F16 4u
+#define MIPF_OUT_F32 8u
+#define MIPF_OUT_SRGB 16u
+#define MIPF_NORMAL 32u
+#define MIPF_NORMAL_UNORM 64u
+#define MIPF_RECON_Z 128u
+#define MIPF_EPS 256u
+#define MIPF_CHAIN_ALL 512u
+
+#define MF_LOCAL 128u
+#define MF_BINDINGS 7u
+#define MF_MAX_LEVELS 32u
+#define MF_MAX_TEXTURES 16384u
+
+typedef struct mf_push {
+    uint32_t level, pass, per, total, stride;
+} mf_push;
+
+/* The smallest float f with f * 255 >= k + 0.5 exactly (gpu_mip.c's unorm8_threshold). */
+static float unorm8_threshold(int k)
+{
+    double edge = k + 0.5;
+    float f = (float)(edge / 255.0);
+    while ((double)f * 255.0 < edge) f = nextafterf(f, 2.0f);
+    for (;;) {
+        float p = nextafterf(f, 0.0f);
+        if ((double)p * 255.0 < edge) break;
+        f = p;
+    }
+    return f;
+}
+
+static kiln_status check_range(kiln_context *ctx, const kiln_gpu *gpu, uint64_t bytes, const char *what,
+                               const kiln_image *b0, uint32_t count)
+{
+    if (bytes > gpu->props.limits.maxStorageBufferRange || bytes >= ((uint64_t)1 << 34))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "GPU mipmap filters: the %s of %u image(s) of %ux%u needs %llu bytes, over %s's storage-buffer "
+                          "range (%u bytes)",
+                          what, count, b0->width, b0->height, (unsigned long long)bytes, gpu->props.deviceName,
+                          gpu->props.limits.maxStorageBufferRange);
+    return KILN_OK;
+}
+
+static kiln_status io_flush(kiln_context *ctx, kiln_gpu *gpu, kiln_vk_io *io)
+{
+    return kiln_vk_buffer_flush(ctx, gpu, io->direct ? &io->dev : &io->staging);
+}
+
+static const char *filter_name(int f)
+{
+    static const char *names[] = {"box", "kaiser", "lanczos3", "mitchell"};
+    return f >= 0 && f <= 3 ? names[f] : "?";
+}
+
+static const char *strategy_name(int s)
+{
+    static const char *names[] = {"auto", "blit", "per-level", "subgroup", "pyramid", "single-pass", "baseline"};
+    return s >= 0 && s <= 6 ? names[s] : "?";
+}
+
+/* Appends the tap table of one axis (first[dst + 1], then (index, weight bits) pairs) at words[*pos]. */
+static void put_axis(uint32_t *words, size_t *pos, const kiln__mip_axis *a)
+{
+    size_t p = *pos;
+    for (uint32_t o = 0; o <= a->dst; o++) words[p++] = a->first[o];
+    for (uint32_t k = 0; k < a->first[a->dst]; k++) {
+        uint32_t wb;
+        memcpy(&wb, &a->weight[k], sizeof wb);
+        words[p++] = a->index[k];
+        words[p++] = wb;
+    }
+    *pos = p;
+}
+
+typedef struct mf_copy_job {
+    const kiln__gpu_mip_job *job;
+    const uint8_t *src;
+    const uint32_t *table;
+    const uint32_t *w, *h;
+    uint32_t L, out_words;
+    size_t bpt;
+} mf_copy_job;
+
+static void mf_copy_out(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const mf_copy_job *c = user;
+    for (size_t i = begin; i < end; i++) {
+        uint32_t z = (uint32_t)(i / (c->L - 1)), m = (uint32_t)(i % (c->L - 1)) + 1;
+        size_t off = ((size_t)z * c->out_words + c->table[P_LEVEL + 4 * m + 3]) * 4;
+        memcpy(c->job->dst[(size_t)z * c->job->levels + m], c->src + off, (size_t)c->w[m] * c->h[m] * c->bpt);
+    }
+}
+
+/* ---- alpha coverage (mip.h rule 8; the CPU's run_chain / pass_threshold / base_coverage) ---- */
+
+/* The stored alpha of output kind `kind` (1 U8, 3 F16, 4 F32) as a fraction (what an alpha test sees). */
+static double stored_alpha(int kind, float x)
+{
+    if (kind == 1) return kiln__float_to_unorm8(x) / 255.0;
+    if (kind == 3) return kiln__half_to_float(kiln__float_to_half(x));
+    return x;
+}
+
+static uint32_t fbits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float bitsf(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Smallest fp32 x in (0, 1] whose stored value is > ref. */
+static float pass_threshold(int kind, float ref)
+{
+    uint32_t lo = 0, hi = fbits(1.0f);
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (stored_alpha(kind, bitsf(mid)) > (double)ref) hi = mid;
+        else lo = mid;
+    }
+    return bitsf(hi);
+}
+
+/* Scales the alpha of output levels 1..L-1 of every image from the downloaded fp32 chain (levels
+ * 1..L-1, vec4 per texel, chain_v vec4s per image): the scale is the CPU's kiln__mip_coverage_scale
+ * of the same fp32 values with the same target, alpha' = min(1, s * clamp(a, 0, 1)) quantised as the
+ * CPU's sinks do; colour is not touched (the post-pass changes alpha only). */
+static kiln_status apply_coverage(kiln_context *ctx, const kiln__gpu_mip_job *job, const float *chain,
+                                  const uint32_t *table, const uint32_t *w, const uint32_t *h, uint32_t L,
+                                  uint32_t chain_v)
+{
+    const float ref = job->alpha_coverage_ref;
+    const kiln_image *b0 = &job->images[0];
+    const size_t n0 = (size_t)b0->width * b0->height, n1 = (size_t)w[1] * h[1];
+    uint32_t *scratch = kiln__malloc(ctx, (n1 + 65536) * sizeof *scratch);
+    if (!scratch) return KILN_ERR_OUT_OF_MEMORY;
+    const float thr = pass_threshold(job->out_kind, ref);
+    for (uint32_t z = 0; z < job->count; z++) {
+        const kiln_image *img = &job->images[z];
+        size_t cov0 = 0;
+        if (img->type == KILN_PIXEL_U8) {
+            const uint8_t *p = img->pixels;
+            for (size_t i = 0; i < n0; i++) cov0 += p[i * 4 + 3] / 255.0 > (double)ref;
+        } else {
+            const float *p = img->pixels;
+            for (size_t i = 0; i < n0; i++) cov0 += (double)p[i * 4 + 3] > (double)ref;
+        }
+        for (uint32_t m = 1; m < L; m++) {
+            size_t n = (size_t)w[m] * h[m];
+            const float *lv = chain + ((size_t)z * chain_v + table[P_LEVEL + 4 * m + 2]) * 4;
+            uint64_t target = ((uint64_t)2 * cov0 * n + n0) / ((uint64_t)2 * n0); /* round(cov0 * n / n0) */
+            float s = kiln__mip_coverage_scale(lv + 3, 4, n, (size_t)target, thr, scratch);
+            uint8_t *d = job->dst[(size_t)z * job->levels + m];
+            for (size_t i = 0; i < n; i++) {
+                float a = lv[i * 4 + 3];
+                a = a > 0.0f ? (a < 1.0f ? a : 1.0f) : 0.0f;
+                a = s * a;
+                a = a < 1.0f ? a : 1.0f;
+                if (job->out_kind == 1) d[i * 4 + 3] = kiln__mip_unorm8(a);
+                else if (job->out_kind == 3) ((uint16_t *)d)[i * 4 + 3] = kiln__float_to_half(a);
+                else ((float *)d)[i * 4 + 3] = a;
+            }
+        }
+    }
+    free(scratch);
+    return KILN_OK;
+}
+
+kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job)
+{
+    const kiln_image *b0 = &job->images[0];
+    const uint32_t count = job->count, L = job->levels;
+    if (job->strategy != KILN_MIP_STRATEGY_AUTO && job->strategy != KILN_MIP_STRATEGY_PER_LEVEL)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "mipmaps: no GPU strategy for this request: strategy %s does only the box filter without "
+                          "normal maps or alpha coverage; the %s filter%s%s runs on the GPU with strategy auto or "
+                          "per-level",
+                          strategy_name(job->strategy), filter_name(job->filter),
+                          job->normal_map ? " of a normal map" : "",
+                          job->alpha_coverage_ref > 0.0f ? " with alpha coverage" : "");
+    if (job->filter < KILN_MIP_FILTER_BOX || job->filter > KILN_MIP_FILTER_MITCHELL ||
+        (job->edge != KILN_MIP_EDGE_CLAMP && job->edge != KILN_MIP_EDGE_WRAP))
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmap filters: filter %d, edge mode %d", job->filter,
+                          job->edge);
+    if (count > MF_MAX_TEXTURES || L > MF_MAX_LEVELS || L < 2)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "GPU mipmap filters: %u images x %u levels (at most %u x %u)", count, L,
+                          MF_MAX_TEXTURES, MF_MAX_LEVELS);
+    const int in_f32 = b0->type == KILN_PIXEL_F32;
+    uint32_t flags = (job->decode_srgb ? MIPF_DECODE_SRGB : 0) | (in_f32 ? MIPF_IN_F32 : 0) |
+                     (job->out_kind == 3 ? MIPF_OUT_F16 : job->out_kind == 4 ? MIPF_OUT_F32 : 0) |
+                     (job->out_srgb && job->out_kind != 3 ? MIPF_OUT_SRGB : 0) |
+                     (job->filter != KILN_MIP_FILTER_BOX ? MIPF_EPS : 0);
+    if (job->normal_map) {
+        flags |= MIPF_NORMAL;
+        if (!in_f32) flags |= MIPF_NORMAL_UNORM;
+        if (b0->channels < 3) flags |= MIPF_RECON_Z;
+    }
+    const uint32_t wpt = job->out_kind == 4 ? 4 : job->out_kind == 3 ? 2 : 1;
+    const int cov = job->alpha_coverage_ref > 0.0f;
+    if (cov) flags |= MIPF_CHAIN_ALL;
+
+    /* geometry, job table (mip_common.glsl layout), buffer sizes */
+    uint32_t w[MF_MAX_LEVELS], h[MF_MAX_LEVELS];
+    for (uint32_t m = 0; m < L; m++) {
+        w[m] = kiln_level_dim(b0->width, m);
+        h[m] = kiln_level_dim(b0->height, m);
+    }
+    const size_t table_words = P_TEX + (size_t)count;
+    uint32_t *table = kiln__calloc(ctx, table_words, sizeof *table);
+    if (!table) return KILN_ERR_OUT_OF_MEMORY;
+    uint64_t out_w = 0, chain_v = 0, inter_v = 0;
+    int any_weighted = 0;
+    for (uint32_t z = 0; z < count; z++) {
+        int wt = job->weighted && job->weighted[z] && !job->normal_map;
+        table[P_TEX + z] = (uint32_t)wt;
+        any_weighted |= wt;
+    }
+    const uint32_t stride = any_weighted ? 2 : 1;
+    for (uint32_t m = 0; m < L; m++) {
+        table[P_LEVEL + 4 * m] = w[m];
+        table[P_LEVEL + 4 * m + 1] = h[m];
+        if (m >= 1) {
+            table[P_LEVEL + 4 * m + 3] = (uint32_t)out_w;
+            out_w += (uint64_t)w[m] * h[m] * wpt;
+            uint64_t iv = (uint64_t)w[m - 1] * h[m] * stride;
+            if (iv > inter_v) inter_v = iv;
+        }
+        if (m >= 1 && (m + 1 < L || cov)) {
+            table[P_LEVEL + 4 * m + 2] = (uint32_t)chain_v;
+            chain_v += (uint64_t)w[m] * h[m];
+        }
+    }
+    table[0] = L;
+    table[1] = count;
+    table[2] = flags;
+    table[3] = 0;
+    table[4] = b0->width * b0->height;
+    table[5] = (uint32_t)chain_v;
+    table[6] = (uint32_t)out_w;
+
+    const size_t texel_bytes = in_f32 ? 16 : 4;
+    const uint64_t in_bytes = (uint64_t)b0->width * b0->height * texel_bytes * count;
+    const uint64_t out_bytes = out_w * 4 * count, chain_bytes = chain_v * 16 * count, inter_bytes = inter_v * 16 * count;
+    kiln_status st = check_range(ctx, gpu, in_bytes, "base images", b0, count);
+    if (st == KILN_OK) st = check_range(ctx, gpu, out_bytes, "output levels", b0, count);
+    if (st == KILN_OK) st = check_range(ctx, gpu, chain_bytes, "fp32 chain", b0, count);
+    if (st == KILN_OK) st = check_range(ctx, gpu, inter_bytes, "fp32 intermediate", b0, count);
+
+    /* tap tables of every level (the CPU's, mip.h rule 6): axes[2 m + 0 / 1] = x / y of level m */
+    kiln__mip_axis axes[2 * MF_MAX_LEVELS];
+    memset(axes, 0, sizeof axes);
+    uint32_t *taps = NULL;
+    size_t tap_words = 2 * (size_t)L, pos = tap_words;
+    for (uint32_t m = 1; m < L && st == KILN_OK; m++) {
+        for (uint32_t axis = 0; axis < 2 && st == KILN_OK; axis++) {
+            kiln__mip_axis *a = &axes[2 * m + axis];
+            st = kiln__mip_axis_build(ctx, a, axis ? h[m - 1] : w[m - 1], (kiln_mip_filter)job->filter,
+                                      (kiln_mip_edge)job->edge, 0.0f);
+            if (st != KILN_OK) break;
+            if (a->dst != (axis ? h[m] : w[m]))
+                st = kiln__fail(ctx, KILN_ERR_INTERNAL, "GPU mipmap filters: axis of level %u has %u outputs", m, a->dst);
+            tap_words += (size_t)a->dst + 1 + 2 * (size_t)a->first[a->dst];
+        }
+    }
+    if (st == KILN_OK && tap_words * 4 > gpu->props.limits.maxStorageBufferRange)
+        st = kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "GPU mipmap filters: tap tables of %zu words", tap_words);
+    if (st == KILN_OK) {
+        taps = kiln__calloc(ctx, tap_words, sizeof *taps);
+        if (!taps) st = KILN_ERR_OUT_OF_MEMORY;
+    }
+    for (uint32_t m = 1; m < L && st == KILN_OK; m++)
+        for (uint32_t axis = 0; axis < 2; axis++) {
+            taps[2 * m + axis] = (uint32_t)pos;
+            put_axis(taps, &pos, &axes[2 * m + axis]);
+        }
+    for (uint32_t i = 0; i < 2 * MF_MAX_LEVELS; i++) kiln__mip_axis_free(&axes[i]);
+
+    /* buffers */
+    kiln_vk_io prm = {0}, in = {0}, out = {0}, lut = {0}, tio = {0};
+    kiln_vk_io chain = {0}; /* an output (read back) only with alpha coverage */
+    kiln_vk_buffer inter = {0};
+    const kiln_vk_pipeline *pipe = NULL;
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)table_words * 4, 0, &prm);
+    if (st == KILN_OK) {
+        memcpy(kiln_vk_io_map(&prm), table, table_words * 4);
+        st = io_flush(ctx, gpu, &prm);
+    }
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)tap_words * 4, 0, &tio);
+    if (st == KILN_OK) {
+        memcpy(kiln_vk_io_map(&tio), taps, tap_words * 4);
+        st = io_flush(ctx, gpu, &tio);
+    }
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, 1024 * 4, 0, &lut);
+    if (st == KILN_OK) {
+        float *l = kiln_vk_io_map(&lut);
+        for (int v = 0; v < 256; v++) {
+            l[v] = (flags & MIPF_DECODE_SRGB) ? kiln__srgb8_to_linear((uint8_t)v) : (float)v / 255.0f;
+            l[256 + v] = (float)v / 255.0f;
+            l[512 + v] = v < 255 ? kiln__srgb8_thresholds[v] : INFINITY;
+            l[768 + v] = v < 255 ? unorm8_threshold(v) : INFINITY;
+        }
+        st = io_flush(ctx, gpu, &lut);
+    }
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, in_bytes, 0, &in);
+    if (st == KILN_OK) {
+        uint8_t *p = kiln_vk_io_map(&in);
+        size_t img_bytes = (size_t)b0->width * b0->height * texel_bytes;
+        for (uint32_t i = 0; i < count; i++) memcpy(p + i * img_bytes, job->images[i].pixels, img_bytes);
+        st = io_flush(ctx, gpu, &in);
+    }
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, out_bytes ? out_bytes : 16, 1, &out);
+    if (st == KILN_OK && cov) st = kiln_vk_io_create(ctx, gpu, chain_bytes ? chain_bytes : 16, 1, &chain);
+    else if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, chain_bytes ? chain_bytes : 16, KILN_VK_MEM_DEVICE, &chain.dev);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, inter_bytes ? inter_bytes : 16, KILN_VK_MEM_DEVICE, &inter);
+    if (st == KILN_OK) {
+        kiln_vk_pipeline_desc d = {.shader = "mip_filter", .local_size = MF_LOCAL, .nbindings = MF_BINDINGS,
+                                   .push_size = sizeof(mf_push), .subgroup_size = job->subgroup_size};
+        st = kiln_vk_pipeline_get(ctx, gpu, &d, &pipe);
+    }
+
+    /* record: per level, vertical pass, barrier, horizontal pass, barrier */
+    kiln_vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    double ms = 0.0;
+    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 2 * (L - 1) + 1, &cmd);
+    if (st == KILN_OK) {
+        kiln_vk_cmd_upload(&cmd, &prm, 0);
+        kiln_vk_cmd_upload(&cmd, &tio, 0);
+        kiln_vk_cmd_upload(&cmd, &lut, 0);
+        kiln_vk_cmd_upload(&cmd, &in, 0);
+        kiln_vk_cmd_timestamp(&cmd, 0);
+        kiln_vk_binding b[MF_BINDINGS] = {{.buffer = prm.dev.buffer}, {.buffer = in.dev.buffer},
+                                          {.buffer = chain.dev.buffer}, {.buffer = out.dev.buffer},
+                                          {.buffer = lut.dev.buffer}, {.buffer = tio.dev.buffer},
+                                          {.buffer = inter.buffer}};
+        for (uint32_t m = 1; m < L && st == KILN_OK; m++) {
+            for (uint32_t pass = 0; pass < 2 && st == KILN_OK; pass++) {
+                uint32_t per = pass == 0 ? w[m - 1] * h[m] : w[m] * h[m];
+                mf_push push = {.level = m, .pass = pass, .per = per, .total = per * count, .stride = stride};
+                st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, &push, (uint64_t)per * count);
+                kiln_vk_cmd_barrier(&cmd);
+            }
+        }
+        kiln_vk_cmd_timestamp(&cmd, 1);
+        kiln_vk_cmd_download(&cmd, &out, 0);
+        if (cov) kiln_vk_cmd_download(&cmd, &chain, 0);
+        if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
+    }
+    kiln_vk_cmd_free(&cmd);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out.direct ? &out.dev : &out.staging);
+    if (st == KILN_OK) {
+        mf_copy_job c = {.job = job, .src = kiln_vk_io_map(&out), .table = table, .w = w, .h = h, .L = L,
+                         .out_words = (uint32_t)out_w, .bpt = job->out_kind == 1 ? 4 : job->out_kind == 3 ? 8 : 16};
+        st = kiln__parallel_for(ctx, (size_t)count * (L - 1), 1, mf_copy_out, &c);
+    }
+    if (st == KILN_OK && cov) {
+        st = kiln_vk_buffer_invalidate(ctx, gpu, chain.direct ? &chain.dev : &chain.staging);
+        if (st == KILN_OK)
+            st = apply_coverage(ctx, job, kiln_vk_io_map(&chain), table, w, h, L, (uint32_t)chain_v);
+    }
+    if (st == KILN_OK && ctx->params.verbose)
+        fprintf(stderr, "kiln: mipmaps on %s, %s filter%s%s: %u dispatches, %.3f ms kernel time\n",
+                gpu->props.deviceName, filter_name(job->filter), job->normal_map ? " (normal map)" : "",
+                cov ? " + alpha coverage (host)" : "", 2 * (L - 1), ms);
+    kiln_vk_io_destroy(gpu, &prm);
+    kiln_vk_io_destroy(gpu, &in);
+    kiln_vk_io_destroy(gpu, &out);
+    kiln_vk_io_destroy(gpu, &lut);
+    kiln_vk_io_destroy(gpu, &tio);
+    if (cov) kiln_vk_io_destroy(gpu, &chain);
+    else kiln_vk_buffer_destroy(gpu, &chain.dev);
+    kiln_vk_buffer_destroy(gpu, &inter);
+    free(taps);
+    free(table);
+    if (st == KILN_OK) ctx->last_gpu_ms = ms;
+    return st;
+}
