@@ -84,3 +84,25 @@ int kt_gpu_contexts(kiln_context **gpu, kiln_context **cpu, uint32_t cpu_threads
     *cpu = kt_context(cpu_threads, KILN_BACKEND_CPU);
     return *gpu && *cpu ? 0 : -1;
 }
+
+static kt_gpu_fixture kt_fixture;
+
+static int kt_gpu_setup_n(void **state, uint32_t cpu_threads)
+{
+    memset(&kt_fixture, 0, sizeof kt_fixture);
+    if (kt_gpu_contexts(&kt_fixture.gpu, &kt_fixture.cpu, cpu_threads)) return -1;
+    *state = &kt_fixture;
+    return 0;
+}
+
+int kt_gpu_setup(void **state) { return kt_gpu_setup_n(state, 2); }
+int kt_gpu_setup_1thread(void **state) { return kt_gpu_setup_n(state, 1); }
+
+int kt_gpu_teardown(void **state)
+{
+    kt_gpu_fixture *f = *state;
+    kiln_context_free(f->gpu);
+    kiln_context_free(f->cpu);
+    f->gpu = f->cpu = NULL;
+    return 0;
+}

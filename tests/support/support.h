@@ -31,4 +31,14 @@ int kt_have_vulkan(void);
  * NULL when there is no Vulkan device (the tests then skip). Returns -1 when a context cannot be made. */
 int kt_gpu_contexts(kiln_context **gpu, kiln_context **cpu, uint32_t cpu_threads);
 
+/* The GPU tests' cmocka group fixture: *state points at a kt_gpu_fixture made by kt_gpu_contexts with a
+ * CPU context of 2 threads (kt_gpu_setup) or 1 (kt_gpu_setup_1thread); kt_gpu_teardown frees both. */
+typedef struct kt_gpu_fixture {
+    kiln_context *gpu;
+    kiln_context *cpu;
+} kt_gpu_fixture;
+int kt_gpu_setup(void **state);
+int kt_gpu_setup_1thread(void **state);
+int kt_gpu_teardown(void **state);
+
 #endif

@@ -18,27 +18,7 @@ static const kiln_format all_formats[] = {
 };
 #define NFORMATS (sizeof all_formats / sizeof all_formats[0])
 
-typedef struct fixture {
-    kiln_context *gpu;
-    kiln_context *cpu;
-} fixture;
-
-static int setup(void **state)
-{
-    static fixture f;
-    memset(&f, 0, sizeof f);
-    if (kt_gpu_contexts(&f.gpu, &f.cpu, 1)) return -1;
-    *state = &f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    kiln_context_free(f->gpu);
-    kiln_context_free(f->cpu);
-    return 0;
-}
+typedef kt_gpu_fixture fixture;
 
 static int is_bc6h(kiln_format f) { return f == KILN_FORMAT_BC6H_UFLOAT || f == KILN_FORMAT_BC6H_SFLOAT; }
 static int is_bc7(kiln_format f) { return f == KILN_FORMAT_BC7_UNORM || f == KILN_FORMAT_BC7_SRGB; }
@@ -312,5 +292,5 @@ int main(void)
         cmocka_unit_test(real_texture_blocks),
         cmocka_unit_test(validation_layer_ran),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kt_gpu_setup_1thread, kt_gpu_teardown);
 }

@@ -25,27 +25,7 @@
 #define SAT_TOL_DB 1.0
 #define CHROMA_TOL_DB 0.5
 
-typedef struct fixture {
-    kiln_context *gpu;
-    kiln_context *cpu;
-} fixture;
-
-static int setup(void **state)
-{
-    static fixture f;
-    memset(&f, 0, sizeof f);
-    if (kt_gpu_contexts(&f.gpu, &f.cpu, 1)) return -1;
-    *state = &f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    kiln_context_free(f->gpu);
-    kiln_context_free(f->cpu);
-    return 0;
-}
+typedef kt_gpu_fixture fixture;
 
 /* most samples land in a few buckets: xform 0 contracts to the origin, xform 1 throws points out */
 static const char hot_xml[] =
@@ -344,5 +324,5 @@ int main(void)
         cmocka_unit_test(test_saturation),
         cmocka_unit_test(test_chroma),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kt_gpu_setup_1thread, kt_gpu_teardown);
 }

@@ -34,27 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct fixture {
-    kiln_context *gpu;
-    kiln_context *cpu;
-} fixture;
-
-static int setup(void **state)
-{
-    static fixture f;
-    memset(&f, 0, sizeof f);
-    if (kt_gpu_contexts(&f.gpu, &f.cpu, 2)) return -1;
-    *state = &f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    kiln_context_free(f->gpu);
-    kiln_context_free(f->cpu);
-    return 0;
-}
+typedef kt_gpu_fixture fixture;
 
 static char *slurp(const char *rel, size_t *n)
 {
@@ -353,7 +333,7 @@ int main(void)
         size_t n = 0;
         for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
             if (strstr(tests[i].name, getenv("KFP_ONLY"))) sel[n++] = tests[i];
-        return _cmocka_run_group_tests("test_gpu_flame_post", sel, n, setup, teardown);
+        return _cmocka_run_group_tests("test_gpu_flame_post", sel, n, kt_gpu_setup, kt_gpu_teardown);
     }
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kt_gpu_setup, kt_gpu_teardown);
 }

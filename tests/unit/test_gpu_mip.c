@@ -18,27 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct fixture {
-    kiln_context *gpu;
-    kiln_context *cpu;
-} fixture;
-
-static int setup(void **state)
-{
-    static fixture f;
-    memset(&f, 0, sizeof f);
-    if (kt_gpu_contexts(&f.gpu, &f.cpu, 2)) return -1;
-    *state = &f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    kiln_context_free(f->gpu);
-    kiln_context_free(f->cpu);
-    return 0;
-}
+typedef kt_gpu_fixture fixture;
 
 enum { MODE_SRGB_ALPHA, MODE_LINEAR_OPAQUE, MODE_F32_ALPHA, NMODES };
 static const char *mode_name[] = {"rgba8-srgb-alpha", "rgba8-linear", "rgba32f-alpha"};
@@ -405,5 +385,5 @@ int main(void)
 #endif
         cmocka_unit_test(validation_layer_ran),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kt_gpu_setup, kt_gpu_teardown);
 }
