@@ -3,7 +3,7 @@
  *
  * usage: gpu_encode [--image FILE | --size N] [--formats a,b,...] [--qualities fast,normal,high,max]
  *                   [--strategies kiln,seed] [--runs N] [--cpu-runs N] [--batch N] [--batch-size N]
- *                   [--device N] [--threads N] [--tmp DIR] [--no-cpu]
+ *                   [--device N] [--threads N] [--tmp DIR] [--no-cpu] [--pipeline] [--write-batch DIR]
  *
  * Source: --image FILE (any format kiln loads), else a synthetic N x N RGBA8 texture (default 4096:
  * gradients, noise, edges, varying alpha), deterministic.
@@ -19,6 +19,16 @@
  *     SNORM decoded values are mapped back to [0, 1]), through kiln's CPU decoder;
  *   - the CPU encoder at the same settings (all cores unless --threads): median wall of --cpu-runs
  *     (default 3) and its PSNR; "same" when the GPU bytes equal the CPU bytes.
+ * --pipeline adds a second table (owner gpuio): file-to-file time (encode + writing every output file
+ * to --tmp, source in memory; median of --runs, after a warm-up) of the --size image and of the
+ * --batch images, per format x quality (kiln strategy), for: "sync" (the synchronous GPU path,
+ * KILN_GPU_SYNC=1, one image after another), "pipelined" (kiln_encode_image one image after another:
+ * the block-row batches of one image overlap), "batch" (kiln_encode_batch: images overlap too),
+ * "both" (kiln_encode_batch with KILN_ENCODE_BATCH_SPLIT: CPU threads and the GPU share the images)
+ * and "cpu" (kiln_encode_batch on the CPU context); and one row "all" that encodes every format of
+ * --formats at one quality from one upload per image (kiln_encode_batch with all formats) next to the
+ * sum of the per-format batch rows. --write-batch DIR writes the batch images as DIR/img_NNNN.png (for
+ * timing the CLI: kiln compress DIR/img_0*.png -f bc1 -o OUT/ --backend vulkan|both|cpu) and exits.
  * Rows the GPU cannot encode print "n/a" with the reason. Prints a markdown table (stdout) headed by
  * the device, driver, date and settings. Runs from a prebuilt binary: the SPIR-V is embedded. */
 #include "core/internal.h"
@@ -188,12 +198,156 @@ static kiln_quality parse_quality(const char *s)
     return (kiln_quality)-1;
 }
 
+/* ---------------------------------------------------------------- --pipeline (owner gpuio) */
+
+enum { PM_SYNC, PM_PIPELINED, PM_BATCH, PM_BOTH, PM_CPU, PM_COUNT };
+static const char *const pm_name[PM_COUNT] = {"sync", "pipelined", "batch", "both", "cpu"};
+
+/* One timed file-to-file run of n images x nf formats in mode m: encode, then write every output
+ * file. Returns ms (< 0 on failure); out[i * nf + f] keeps the textures (caller frees). */
+static double pipeline_run(kiln_context *gpu, kiln_context *both, kiln_context *cpu, int m, const kiln_image *imgs,
+                           uint32_t n, const kiln_encode_params *ep, uint32_t nf, kiln_texture *out, const char *tmpdir)
+{
+    double t0 = now_ms();
+    kiln_status st = KILN_OK;
+    if (m == PM_SYNC || m == PM_PIPELINED) {
+        if (m == PM_SYNC) setenv("KILN_GPU_SYNC", "1", 1);
+        for (uint32_t i = 0; i < n && st == KILN_OK; i++)
+            for (uint32_t f = 0; f < nf && st == KILN_OK; f++) st = kiln_encode(gpu, &imgs[i], &ep[f], &out[i * nf + f]);
+        unsetenv("KILN_GPU_SYNC");
+    } else {
+        kiln_context *ctx = m == PM_CPU ? cpu : m == PM_BOTH ? both : gpu;
+        st = kiln_encode_batch(ctx, imgs, n, ep, nf, m == PM_BOTH ? KILN_ENCODE_BATCH_SPLIT : 0, out);
+    }
+    if (st != KILN_OK) {
+        fprintf(stderr, "gpu_encode: %s: %s\n", pm_name[m],
+                kiln_last_error(m == PM_CPU ? cpu : m == PM_BOTH ? both : gpu));
+        return -1.0;
+    }
+    char path[1024];
+    for (uint32_t t = 0; t < n * nf; t++) {
+        size_t size = 0;
+        const uint8_t *d = kiln_texture_image(&out[t], 0, 0, 0, &size);
+        snprintf(path, sizeof path, "%s/kiln_pipe_%d_%u.bin", tmpdir, (int)getpid(), t);
+        write_file(path, d, size);
+    }
+    double ms = now_ms() - t0;
+    for (uint32_t t = 0; t < n * nf; t++) {
+        snprintf(path, sizeof path, "%s/kiln_pipe_%d_%u.bin", tmpdir, (int)getpid(), t);
+        remove(path);
+    }
+    return ms;
+}
+
+/* Times every mode (median of runs) into ms[PM_COUNT]; *same: every mode gave the bytes of "cpu". */
+static int pipeline_modes(kiln_context *gpu, kiln_context *both, kiln_context *cpu, const kiln_image *imgs, uint32_t n,
+                          const kiln_encode_params *ep, uint32_t nf, int runs, const char *tmpdir, double *ms, int *same)
+{
+    kiln_texture *ref = calloc((size_t)n * nf, sizeof *ref), *out = calloc((size_t)n * nf, sizeof *out);
+    double *t = malloc(sizeof *t * (size_t)runs);
+    if (!ref || !out || !t) return -1;
+    *same = 1;
+    if (pipeline_run(gpu, both, cpu, PM_CPU, imgs, n, ep, nf, ref, tmpdir) < 0) return -1;
+    for (int m = 0; m < PM_COUNT; m++) {
+        ms[m] = -1.0;
+        int ok = 1;
+        for (int r = -1; r < runs && ok; r++) { /* r = -1: warm-up, also the byte check */
+            double v = pipeline_run(gpu, both, cpu, m, imgs, n, ep, nf, out, tmpdir);
+            ok = v >= 0;
+            if (ok && r >= 0) t[r] = v;
+            for (uint32_t k = 0; ok && k < n * nf; k++) {
+                size_t a = 0, b = 0;
+                const uint8_t *pa = kiln_texture_image(&out[k], 0, 0, 0, &a), *pb = kiln_texture_image(&ref[k], 0, 0, 0, &b);
+                if (r < 0 && (a != b || memcmp(pa, pb, a))) *same = 0;
+            }
+            for (uint32_t k = 0; ok && k < n * nf; k++) kiln_texture_free(&out[k]);
+        }
+        if (ok) ms[m] = median(t, runs);
+    }
+    for (uint32_t k = 0; k < n * nf; k++) kiln_texture_free(&ref[k]);
+    free(ref);
+    free(out);
+    free(t);
+    return 0;
+}
+
+static void pipeline_row(const char *what, const char *fmt, const char *q, double mpix, const double *ms, int same)
+{
+    printf("| %s | %s | %s |", what, fmt, q);
+    double best_gpu = -1.0;
+    for (int m = 0; m < PM_COUNT; m++) {
+        if (ms[m] < 0) printf(" n/a |");
+        else printf(" %.1f |", ms[m]);
+        if (m != PM_CPU && ms[m] >= 0 && (best_gpu < 0 || ms[m] < best_gpu)) best_gpu = ms[m];
+    }
+    printf(" %.0f | %.2fx | %s |\n", best_gpu > 0 ? mpix / (best_gpu / 1e3) : 0.0,
+           best_gpu > 0 && ms[PM_CPU] > 0 ? ms[PM_CPU] / best_gpu : 0.0, same ? "same" : "DIFFER");
+    fflush(stdout);
+}
+
+static int pipeline_table(kiln_context *gpu, kiln_context *cpu, int device, uint32_t threads, const kiln_image *src,
+                          const kiln_image *bimg, int batch, const char *formats, const char *qualities, int runs,
+                          const char *tmpdir)
+{
+    kiln_context_params p;
+    kiln_context_params_init(&p);
+    p.backend = KILN_BACKEND_VULKAN;
+    p.device_index = device;
+    p.threads = threads;
+    kiln_context *both = NULL;
+    if (kiln_context_create(&p, &both) != KILN_OK) return -1;
+    printf("\n### File to file: synchronous vs pipelined vs batch vs both (ms, median of %d; encode + write every output)\n\n", runs);
+    printf("| images | format | quality | sync ms | pipelined ms | batch ms | both ms | cpu ms | best GPU Mpix/s | cpu / best | bytes |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    char fname[64], qname[32], what[64];
+    kiln_encode_params all[8];
+    uint32_t nall = 0;
+    for (int qi = 0; list_item(qualities, qi, qname, sizeof qname); qi++) {
+        kiln_quality q = parse_quality(qname);
+        if ((int)q < 0) continue;
+        double sum_batch[PM_COUNT] = {0};
+        nall = 0;
+        for (int fi_ = 0; list_item(formats, fi_, fname, sizeof fname); fi_++) {
+            kiln_format f = kiln_format_from_name(fname);
+            const kiln_format_info *fi = kiln_format_get_info(f);
+            if (!fi || !(fi->flags & KILN_FF_COMPRESSED)) continue;
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, f, q);
+            if (nall < 8) all[nall++] = ep;
+            double ms[PM_COUNT];
+            int same = 0;
+            snprintf(what, sizeof what, "1 x %ux%u", src->width, src->height);
+            if (pipeline_modes(gpu, both, cpu, src, 1, &ep, 1, runs, tmpdir, ms, &same)) return -1;
+            pipeline_row(what, fi->name, qname, (double)src->width * src->height / 1e6, ms, same);
+            if (batch > 0) {
+                snprintf(what, sizeof what, "%d x %ux%u", batch, bimg[0].width, bimg[0].height);
+                if (pipeline_modes(gpu, both, cpu, bimg, (uint32_t)batch, &ep, 1, runs, tmpdir, ms, &same)) return -1;
+                pipeline_row(what, fi->name, qname, (double)batch * bimg[0].width * bimg[0].height / 1e6, ms, same);
+                for (int m = 0; m < PM_COUNT; m++) sum_batch[m] += ms[m] < 0 || sum_batch[m] < 0 ? -1e30 : ms[m];
+            }
+        }
+        if (batch > 0 && nall > 1) {
+            double ms[PM_COUNT];
+            int same = 0;
+            snprintf(what, sizeof what, "%d x %ux%u", batch, bimg[0].width, bimg[0].height);
+            if (pipeline_modes(gpu, both, cpu, bimg, (uint32_t)batch, all, nall, runs, tmpdir, ms, &same)) return -1;
+            pipeline_row(what, "all (one call)", qname, (double)nall * batch * bimg[0].width * bimg[0].height / 1e6, ms, same);
+            for (int m = 0; m < PM_COUNT; m++) if (sum_batch[m] < 0) sum_batch[m] = -1.0;
+            pipeline_row(what, "sum of the rows above", qname, (double)nall * batch * bimg[0].width * bimg[0].height / 1e6,
+                         sum_batch, 1);
+        }
+    }
+    kiln_context_free(both);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     uint32_t size = 4096, batch_size = 512;
     int runs = 10, cpu_runs = 3, batch = 0, device = -1, threads = 0, do_cpu = 1;
     const char *formats = "bc1,bc3,bc4,bc5", *qualities = "fast,normal,high,max", *strategies = "kiln,seed";
-    const char *image = NULL, *tmpdir = NULL;
+    const char *image = NULL, *tmpdir = NULL, *write_batch = NULL;
+    int pipeline = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--size") && v) size = (uint32_t)atoi(argv[++i]);
@@ -209,11 +363,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--threads") && v) threads = atoi(argv[++i]);
         else if (!strcmp(a, "--tmp") && v) tmpdir = argv[++i];
         else if (!strcmp(a, "--no-cpu")) do_cpu = 0;
+        else if (!strcmp(a, "--pipeline")) pipeline = 1;
+        else if (!strcmp(a, "--write-batch") && v) write_batch = argv[++i];
         else {
             int help = !strcmp(a, "--help") || !strcmp(a, "-h");
             fprintf(stderr, "usage: %s [--image FILE | --size N] [--formats a,b] [--qualities fast,normal,high,max] "
                             "[--strategies kiln,seed] [--runs N] [--cpu-runs N] [--batch N] [--batch-size N] "
-                            "[--device N] [--threads N] [--tmp DIR] [--no-cpu]\n", argv[0]);
+                            "[--device N] [--threads N] [--tmp DIR] [--no-cpu] [--pipeline] [--write-batch DIR]\n", argv[0]);
             return help ? 0 : 2;
         }
     }
@@ -259,6 +415,18 @@ int main(int argc, char **argv)
             if (crop(&src, (uint32_t)k * 251u * 4u, (uint32_t)k * 137u * 4u, batch_size, batch_size, &bimg[k]) != 0) return 1;
     }
 
+    if (write_batch) {
+        char path[1024];
+        for (int k = 0; k < batch; k++) {
+            snprintf(path, sizeof path, "%s/img_%04d.png", write_batch, k);
+            if (kiln_image_save(cpu, &bimg[k], path, 0) != KILN_OK) {
+                fprintf(stderr, "gpu_encode: %s\n", kiln_last_error(cpu));
+                return 3;
+            }
+        }
+        printf("wrote %d images of %u^2 to %s\n", batch, batch_size, write_batch);
+        return 0;
+    }
     const kiln_gpu_info *info = kiln_context_gpu(gpu);
     if (!info) {
         fprintf(stderr, "gpu_encode: %s\n", kiln_last_error(gpu)[0] ? kiln_last_error(gpu) : "no Vulkan device");
@@ -383,6 +551,8 @@ int main(int argc, char **argv)
         free(g);
         free(c);
     }
+    if (pipeline && pipeline_table(gpu, cpu, device, (uint32_t)threads, &src, bimg, batch, formats, qualities, runs, tmpdir))
+        return 1;
     for (int k = 0; k < batch; k++) kiln_image_free(&bimg[k]);
     free(bimg);
     kiln_image_free(&src);

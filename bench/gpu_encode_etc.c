@@ -1,5 +1,6 @@
-/* gpu_encode_etc.c - bench of the GPU EAC encoders (src/gpu/gpu_encode_etc.c): kiln's exact design at every
- * quality and betsy's seed design (shared-memory preload and direct reads), next to kiln's CPU encoder.
+/* gpu_encode_etc.c - bench of the GPU ETC / EAC encoders (src/gpu/gpu_encode_etc.c): kiln's exact designs at
+ * every quality (EAC R11 / RG11, ETC1, ETC2 RGB / RGBA at fast) and betsy's seed designs (EAC, ETC1; shared-memory
+ * preload and direct reads), next to kiln's CPU encoder.
  *
  *   gpu_encode_etc [--size N] [--seed-size N] [--cpu-size N] [--runs R] [--threads T] [image.png]
  *
@@ -9,10 +10,12 @@
  * --cpu-size (default 512) for the CPU encoder (its exact search runs at ~0.1 Mpix/s per thread).
  * Kernel time comes from Vulkan timestamps around the dispatch (kiln_last_gpu_ms): minimum and median of R
  * runs after a warm-up; "wall" is the whole kiln_encode_image call (upload, kernel, download), median.
- * kiln's design runs with both pruning variants (prune2 / prune5: KILN_GPU_EAC_PRUNE).
+ * kiln's EAC design runs with both pruning variants (prune2 / prune5: KILN_GPU_EAC_PRUNE). ETC2 RGB / RGBA fast:
+ * the kernel time is the GPU's ETC1 / planar pass; "wall" includes the CPU re-encode of the blocks the
+ * shader flags for T / H (those modes are not on the GPU yet).
  * --only / --quality / --no-seed / --no-cpu restrict the table (format names as printed).
- * "== CPU" encodes the CPU-size crop on both and compares the bytes (kiln design only: the seed design
- * is an exact optimum with its own tie-breaking, so its column gives the error ratio instead). */
+ * "== CPU" encodes the CPU-size crop on both and compares the bytes (kiln's designs must say "yes"; the
+ * EAC seed is an exact optimum with its own tie-breaking, the ETC1 seed a different, narrower search). */
 #include "kiln/kiln.h"
 
 #include <stdio.h>
@@ -51,7 +54,7 @@ static int tile(kiln_context *ctx, const kiln_image *src, uint32_t w, uint32_t h
 
 /* One GPU configuration: runs + 1 encodes; prints a row. */
 static void run_gpu(kiln_context *g, kiln_context *c, const kiln_image *img, const kiln_image *crop, kiln_format f,
-                    const char *fname, int strategy, int preload, kiln_quality q, int runs)
+                    const char *fname, int strategy, int preload, kiln_quality q, int runs, int eac)
 {
     /* kiln design: preload selects the pruning instead (0 = two conditions, 1 = five) */
     setenv("KILN_GPU_EAC_PRUNE", !strategy && preload ? "1" : "0", 1);
@@ -87,13 +90,13 @@ static void run_gpu(kiln_context *g, kiln_context *c, const kiln_image *img, con
         cp.gpu_strategy = 0;
         if (kiln_encode_image(c, crop, &cp, cb, cs) == KILN_OK) {
             if (!strategy) snprintf(same, sizeof same, "%s", memcmp(gb, cb, cs) ? "NO" : "yes");
-            else snprintf(same, sizeof same, "%s", memcmp(gb, cb, cs) ? "ties differ" : "yes");
+            else snprintf(same, sizeof same, "%s", !memcmp(gb, cb, cs) ? "yes" : eac ? "ties differ" : "differs (own search)");
         }
     }
     free(gb), free(cb);
     double px = (double)img->width * img->height;
     printf("| %s | %s%s | %s | %ux%u | %.3f | %.3f | %.1f | %.1f | %s |\n", fname, strategy ? "seed" : "kiln",
-           strategy ? (preload ? " preload" : " direct") : (preload ? " prune5" : " prune2"), qn[q], img->width, img->height, k[0], k[runs / 2],
+           strategy ? (preload ? " preload" : " direct") : (!eac ? "" : preload ? " prune5" : " prune2"), qn[q], img->width, img->height, k[0], k[runs / 2],
            px / (k[0] * 1e-3) / 1e6, wall[runs / 2], same);
     free(buf), free(k), free(wall);
 }
@@ -167,21 +170,31 @@ int main(int argc, char **argv)
     printf("|---|---|---|---|---:|---:|---:|---:|---|\n");
     static const struct { kiln_format f; const char *name; } fmts[] = {
         {KILN_FORMAT_EAC_R11_UNORM, "eac-r11"}, {KILN_FORMAT_EAC_RG11_UNORM, "eac-rg11"},
-        {KILN_FORMAT_EAC_R11_SNORM, "eac-r11-snorm"}, {KILN_FORMAT_EAC_RG11_SNORM, "eac-rg11-snorm"}};
-    for (size_t i = 0; i < 4; i++) {
+        {KILN_FORMAT_EAC_R11_SNORM, "eac-r11-snorm"}, {KILN_FORMAT_EAC_RG11_SNORM, "eac-rg11-snorm"},
+        {KILN_FORMAT_ETC1_UNORM, "etc1"}, {KILN_FORMAT_ETC2_RGB8_UNORM, "etc2-rgb"}, {KILN_FORMAT_ETC2_RGBA8_UNORM, "etc2-rgba"}};
+    for (size_t i = 0; i < 7; i++) {
         if (only && strcmp(only, fmts[i].name)) continue;
-        for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
+        const int eac = i < 4, etc2 = i >= 5;
+        for (int q = KILN_QUALITY_FAST; q <= (etc2 ? KILN_QUALITY_FAST : KILN_QUALITY_MAX); q++)
             if (only_q < 0 || only_q == q)
-                for (int pr = 0; pr <= 1; pr++) run_gpu(g, c, &big, &crop, fmts[i].f, fmts[i].name, 0, pr, (kiln_quality)q, runs);
-        if (i < 3 && !no_seed) {
-            run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, 1, KILN_QUALITY_MAX, runs < 3 ? runs : 3);
-            run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, 0, KILN_QUALITY_MAX, runs < 3 ? runs : 3);
+                for (int pr = 0; pr <= eac; pr++) run_gpu(g, c, &big, &crop, fmts[i].f, fmts[i].name, 0, pr, (kiln_quality)q, runs, eac);
+        if (eac && i < 3 && !no_seed) {
+            run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, 1, KILN_QUALITY_MAX, runs < 3 ? runs : 3, 1);
+            run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, 0, KILN_QUALITY_MAX, runs < 3 ? runs : 3, 1);
         }
+        if (i == 4 && !no_seed) /* the ETC1 seed: radius 0 / 1 / 2 / 2 */
+            for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
+                if (only_q < 0 || only_q == q)
+                    for (int pl = 1; pl >= 0; pl--)
+                        run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, pl, (kiln_quality)q, runs < 3 ? runs : 3, 0);
     }
     /* the CPU encoder on the crop */
     printf("\n| format | CPU quality | size | threads | wall ms | Mpix/s |\n|---|---|---|---:|---:|---:|\n");
-    for (size_t i = 0; i < 2 && !no_cpu; i++)
+    static const size_t cpu_fmts[4] = {0, 1, 4, 5};
+    for (size_t ci = 0; ci < 4 && !no_cpu; ci++)
         for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q += 3) {
+            const size_t i = cpu_fmts[ci];
+            if (only && strcmp(only, fmts[i].name)) continue;
             kiln_encode_params ep;
             kiln_encode_params_init(&ep, fmts[i].f, (kiln_quality)q);
             size_t cs = kiln_format_image_size(fmts[i].f, crop.width, crop.height);

@@ -1,17 +1,23 @@
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 // enc_etc1_seed.comp - the seed design of the ETC1 encoder (betsy): 4 invocations per block, one per
 // configuration (flip 0 = two 2x4 halves side by side / flip 1 = two 4x2 halves stacked) x (individual
 // 444 / differential 555+333). Each does an rg_etc1-style base colour search for its configuration:
 // the half's mean colour quantised, then every base in a cube of radius R around it (R by quality:
-// fast 0, normal / high / max 1), each with its best intensity table and selectors (plain RGB squared
+// fast 0, normal 1, high / max 2), each with its best intensity table and selectors (plain RGB squared
 // error); differential mode keeps the best pair of candidates whose difference fits in 3 bits. A
 // shared-memory min-reduction over the 4 (ties: the lowest configuration index) picks the winner, which
 // writes the block. 16 blocks per workgroup of 64.
-// PRELOAD (specialisation constant 0): 1 = the block's 16 texels are staged in shared memory once,
+// The fixed inner loops (4 levels, 8 texels, 8 tables) are unrolled: lavapipe (gallivm) caps the
+// iterations a shader invocation's loops may run in total (a guard against endless loops, 65535) and
+// silently leaves every loop once it is spent. Radius 2 without the unrolling ran past it in the
+// individual-mode search and every later loop, the selector loop included, stopped after one
+// iteration: the "header right, selector word all zeros" blocks.
+// PRELOAD (specialisation constant 1; 0 is the host's local size): 1 = the block's 16 texels are staged in shared memory once,
 // 0 = every use reads the source buffer directly.
 // Input (binding 0): the image's RGBA8 words. Output (binding 1): 2 words per block (big-endian bytes).
 layout(local_size_x = 64) in;
-layout(constant_id = 0) const int PRELOAD = 1;
+layout(constant_id = 1) const int PRELOAD = 1;
 
 layout(push_constant) uniform Push {
     uint width, height; // image size
@@ -57,7 +63,7 @@ int px_err(ivec3 px, ivec3 c, int t, out int idx)
 {
     int be = 0x7fffffff;
     idx = 0;
-    for (int i = 0; i < 4; i++) {
+    [[unroll]] for (int i = 0; i < 4; i++) {
         int m = s_mod[t * 4 + i];
         int e = sq(px - clamp(c + ivec3(m), ivec3(0), ivec3(255)));
         if (e < be) {
@@ -73,9 +79,9 @@ uint half_err(uint lid, uint block, int flip, int s, ivec3 c, out int tbest)
 {
     uint best = 0xffffffffu;
     tbest = 0;
-    for (int t = 0; t < 8; t++) {
+    [[unroll]] for (int t = 0; t < 8; t++) {
         uint e = 0u;
-        for (int i = 0; i < 8; i++) {
+        [[unroll]] for (int i = 0; i < 8; i++) {
             int idx;
             e += uint(px_err(texel(lid, block, half_px(flip, s, i)), c, t, idx));
         }
@@ -90,9 +96,11 @@ uint half_err(uint lid, uint block, int flip, int s, ivec3 c, out int tbest)
 ivec3 expand4(ivec3 q) { return (q << 4) | q; }
 ivec3 expand5(ivec3 q) { return (q << 3) | (q >> 2); }
 
-// Radius 2 (125 candidates) at high / max gave blocks whose decoded error was far above the error the
-// search computed on lavapipe (individual mode: header right, selector word all zeros; not understood yet): the radius stays <= 1 until that is found.
-const int RMAX = 1;
+// The largest radius (high / max): the private arrays e0 / e1 of the differential search hold NC errors,
+// one per candidate. (They were once sized for radius 1 while radius 2 ran 125 candidates: the writes
+// past their end clobbered other private state on lavapipe, which looked like individual-mode blocks
+// with an all-zero selector word.)
+const int RMAX = 2;
 const int NC = (2 * RMAX + 1) * (2 * RMAX + 1) * (2 * RMAX + 1);
 
 ivec3 cand(ivec3 centre, int k, int r, int qmax)
@@ -114,7 +122,7 @@ void main()
         for (uint i = 0u; i < 4u; i++) s_px[(lid & ~3u) * 4u + (lid & 3u) * 4u + i] = read_px(block, (lid & 3u) * 4u + i);
     barrier();
 
-    const int r = pc.quality <= 0 ? 0 : 1; // see RMAX
+    const int r = pc.quality <= 0 ? 0 : (pc.quality == 1 ? 1 : RMAX);
     const int nc = (2 * r + 1) * (2 * r + 1) * (2 * r + 1);
     const int qmax = diff != 0 ? 31 : 15;
     ivec3 q[2];
@@ -124,7 +132,7 @@ void main()
         ivec3 centre[2];
         for (int s = 0; s < 2; s++) {
             ivec3 sum = ivec3(0);
-            for (int i = 0; i < 8; i++) sum += texel(lid, block, half_px(flip, s, i));
+            [[unroll]] for (int i = 0; i < 8; i++) sum += texel(lid, block, half_px(flip, s, i));
             // round(mean * qmax / 255) = round(sum * qmax / (8 * 255))
             centre[s] = (sum * qmax + ivec3(1020)) / 2040;
         }

@@ -328,6 +328,23 @@ KILN_API kiln_status kiln_encode_image(kiln_context *ctx, const kiln_image *img,
 KILN_API kiln_status kiln_encode(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
                                  kiln_texture *out);
 
+/* Batches: several images, each into several formats, in one call. out[i * nformats + f] receives a
+ * new one-level texture of images[i] in params[f].format, with exactly the bytes kiln_encode gives
+ * (for any backend and flags). When the context's backend resolves to Vulkan, the formats with a
+ * pipelined GPU encoder (BC1, BC1a, BC3, BC4, BC5 at the qualities their GPU encoder covers; see
+ * docs/PERFORMANCE.md) run through it: up to 3 block-row batches in flight, so the upload, kernels
+ * and download of consecutive images (and of the batches of one large image) overlap, and the
+ * formats of one image whose shader input is the same share one upload. Other formats are encoded
+ * image by image as kiln_encode does (on the GPU when it has an encoder, else on the CPU).
+ * KILN_ENCODE_BATCH_SPLIT ("--backend both"): the pipelined formats are split between the GPU and
+ * the CPU: a CPU thread (with its own pool of kiln_context_threads - 1 workers) and the GPU pull
+ * images from one queue; without a GPU everything runs on the CPU. nformats is 1..8. On failure
+ * every texture of out is freed. */
+#define KILN_ENCODE_BATCH_SPLIT 1u
+KILN_API kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint32_t count,
+                                       const kiln_encode_params *params, uint32_t nformats, uint32_t flags,
+                                       kiln_texture *out);
+
 /* ---------------------------------------------------------------- mipmaps --------------------- */
 
 /* Mipmap chains on the CPU (src/mip; the exact arithmetic is specified in src/mip/mip.h, the

@@ -330,3 +330,177 @@ kiln_status kiln_encode_mips(kiln_context *ctx, const kiln_image *img, const kil
     if (st != KILN_OK) kiln_texture_free(out);
     return st;
 }
+
+/* ---------------------------------------------------------------- batches */
+
+#include "gpu/gpu_batch.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#define BATCH_MAX_FORMATS 8
+
+typedef struct batch_run {
+    const kiln_image *images;
+    uint32_t count, nformats;
+    const kiln_encode_params *params;
+    kiln_texture *out;
+    uint32_t ring_fmt[BATCH_MAX_FORMATS]; /* the formats that go through the pipelined GPU encoder */
+    kiln_encode_params ring_params[BATCH_MAX_FORMATS];
+    uint32_t nring;
+    atomic_uint next;       /* the image queue both sides pull from */
+    uint32_t gpu_images;    /* images the GPU side took */
+    /* the CPU side of a split */
+    kiln_context *cpu;
+    kiln_status cpu_status;
+} batch_run;
+
+static int batch_next(void *user, const kiln_image **img, uint8_t **dst)
+{
+    batch_run *b = user;
+    uint32_t i = atomic_fetch_add(&b->next, 1u);
+    if (i >= b->count) return 0;
+    *img = &b->images[i];
+    for (uint32_t r = 0; r < b->nring; r++) {
+        size_t size = 0;
+        dst[r] = kiln_texture_image(&b->out[(size_t)i * b->nformats + b->ring_fmt[r]], 0, 0, 0, &size);
+    }
+    b->gpu_images++;
+    return 1;
+}
+
+static void *batch_cpu_side(void *user)
+{
+    batch_run *b = user;
+    kiln_status st = KILN_OK;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&b->next, 1u);
+        if (i >= b->count) break;
+        for (uint32_t r = 0; r < b->nring && st == KILN_OK; r++) {
+            const kiln_encode_params *p = &b->params[b->ring_fmt[r]];
+            const kiln_format_info *fi = kiln_format_get_info(p->format);
+            size_t size = 0;
+            uint8_t *dst = kiln_texture_image(&b->out[(size_t)i * b->nformats + b->ring_fmt[r]], 0, 0, 0, &size);
+            st = encode_into(b->cpu, &b->images[i], p, fi, kiln__block_encoder(fi->format), dst, 0.0f, 1.0f);
+        }
+        if (st != KILN_OK) {
+            atomic_store(&b->next, b->count); /* stop the GPU side too */
+            break;
+        }
+    }
+    b->cpu_status = st;
+    return NULL;
+}
+
+kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint32_t count,
+                              const kiln_encode_params *params, uint32_t nformats, uint32_t flags, kiln_texture *out)
+{
+    kiln__clear_error(ctx);
+    if (!ctx) return KILN_ERR_INVALID_ARGUMENT;
+    if (!out || !params || (count && !images))
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode_batch: images, params or out is NULL");
+    if (nformats == 0 || nformats > BATCH_MAX_FORMATS)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode_batch: %u formats (1 to %d)", nformats,
+                          BATCH_MAX_FORMATS);
+    if (flags & ~KILN_ENCODE_BATCH_SPLIT)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "kiln_encode_batch: unknown flags 0x%x", flags);
+    size_t ntex;
+    if (!kiln__mul_size(count, nformats, &ntex)) return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "kiln_encode_batch: too many images");
+    memset(out, 0, ntex * sizeof *out);
+    const kiln_format_info *fis[BATCH_MAX_FORMATS];
+    kiln_block_encode_fn fns[BATCH_MAX_FORMATS];
+    for (uint32_t f = 0; f < nformats; f++) KILN_TRY(check_params(ctx, &params[f], &fis[f], &fns[f]));
+    for (uint32_t i = 0; i < count; i++) KILN_TRY(check_image(ctx, &images[i]));
+
+    kiln_status st = KILN_OK;
+    for (size_t t = 0; t < ntex && st == KILN_OK; t++)
+        st = kiln_texture_alloc(ctx, &out[t], fis[t % nformats]->format, images[t / nformats].width,
+                                images[t / nformats].height, 1, 1, 1);
+    batch_run *b = st == KILN_OK ? kiln__malloc(ctx, sizeof *b) : NULL;
+    if (st == KILN_OK && !b) st = KILN_ERR_OUT_OF_MEMORY;
+    if (b) {
+        memset(b, 0, sizeof *b);
+        b->images = images;
+        b->count = count;
+        b->nformats = nformats;
+        b->params = params;
+        b->out = out;
+        atomic_init(&b->next, 0u);
+    }
+    /* which formats take the pipelined GPU path: every image must be accepted */
+    kiln_status gst = KILN_OK;
+    if (st == KILN_OK && count && kiln__gpu_wanted(ctx, &gst)) {
+        for (uint32_t f = 0; f < nformats && st == KILN_OK; f++) {
+            if (!fns[f]) continue;
+            kiln_status pst = KILN_OK;
+            for (uint32_t i = 0; i < count && pst == KILN_OK; i++) pst = kiln__gpu_bc_ring_probe(ctx, &images[i], &params[f]);
+            if (pst == KILN_OK) {
+                b->ring_params[b->nring] = params[f];
+                b->ring_fmt[b->nring++] = f;
+            } else if (pst == KILN_ERR_UNSUPPORTED) {
+                kiln__clear_error(ctx);
+            } else {
+                st = pst;
+            }
+        }
+    } else if (st == KILN_OK && gst != KILN_OK) {
+        st = gst;
+    }
+    if (st == KILN_OK && (flags & KILN_ENCODE_BATCH_SPLIT) && ctx->resolved == KILN_BACKEND_VULKAN) {
+        kiln_context_params cp = ctx->params;
+        cp.backend = KILN_BACKEND_CPU;
+        cp.progress = NULL;
+        cp.threads = ctx->threads > 1 ? ctx->threads - 1 : 1;
+        st = kiln_context_create(&cp, &b->cpu);
+        if (st != KILN_OK) st = kiln__fail(ctx, st, "kiln_encode_batch: cannot create the CPU side's context");
+    }
+    if (st == KILN_OK && b->nring) {
+        pthread_t th;
+        int threaded = 0;
+        if (b->cpu) {
+            if (pthread_create(&th, NULL, batch_cpu_side, b) != 0)
+                st = kiln__fail(ctx, KILN_ERR_INTERNAL, "kiln_encode_batch: cannot start the CPU side's thread");
+            else threaded = 1;
+        }
+        if (st == KILN_OK) {
+            kiln__gpu_image_source src = {batch_next, b, 0};
+            st = kiln__gpu_bc_ring(ctx, &src, b->ring_params, b->nring, 0);
+            if (st != KILN_OK) {
+                atomic_store(&b->next, count);
+                if (b->cpu) kiln_cancel(b->cpu);
+            }
+        }
+        if (threaded) {
+            pthread_join(th, NULL);
+            if (st == KILN_OK && b->cpu_status != KILN_OK)
+                st = kiln__fail(ctx, b->cpu_status, "%s", kiln_last_error(b->cpu));
+        }
+        if (st == KILN_OK && ctx->params.verbose && b->cpu)
+            fprintf(stderr, "kiln: batch of %u images split: %u on the GPU, %u on the CPU\n", count, b->gpu_images,
+                    count - b->gpu_images);
+    }
+    /* everything else: image by image, as kiln_encode does */
+    for (uint32_t f = 0; f < nformats && st == KILN_OK; f++) {
+        int ringed = 0;
+        for (uint32_t r = 0; b && r < b->nring; r++) ringed |= b->ring_fmt[r] == f;
+        if (ringed) continue;
+        for (uint32_t i = 0; i < count && st == KILN_OK; i++) {
+            size_t size = 0;
+            uint8_t *dst = kiln_texture_image(&out[(size_t)i * nformats + f], 0, 0, 0, &size);
+            st = encode_into(ctx, &images[i], &params[f], fis[f], fns[f], dst, 0.0f, 1.0f);
+            if (st == KILN_ERR_UNSUPPORTED && b && b->cpu) { /* split: no GPU encoder, so the CPU side's */
+                kiln__clear_error(ctx);
+                st = encode_into(b->cpu, &images[i], &params[f], fis[f], fns[f], dst, 0.0f, 1.0f);
+                if (st != KILN_OK) st = kiln__fail(ctx, st, "%s", kiln_last_error(b->cpu));
+            }
+        }
+    }
+    if (b) {
+        if (b->cpu) kiln_context_free(b->cpu);
+        free(b);
+    }
+    if (st != KILN_OK)
+        for (size_t t = 0; t < ntex; t++) kiln_texture_free(&out[t]);
+    return st;
+}

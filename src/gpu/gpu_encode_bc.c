@@ -7,12 +7,18 @@
  *   (shaders/enc_bc4.comp, one invocation per channel; max: enc_bc4_max.comp, one workgroup per
  *   channel running the exact search). BC1/BC3 colour at fast quality: the CPU's 16-block batch path
  *   per invocation (enc_bc1.comp); at normal quality the CPU's per-block path (principal axis,
- *   extremes, three least-squares refits, both modes). The blocks those paths hand elsewhere on the
- *   CPU (flat blocks and near-flat ones that try the exact single-colour tables, degenerate blocks,
- *   punch-through or cut-out texels) are flagged in a bit mask and encoded here by the CPU block
- *   encoder, so the output equals the CPU's everywhere (a verbose context says how many). BC1/BC3
- *   colour at high and max quality (cluster fit), and dithering (any format), are not on the GPU yet:
- *   KILN_ERR_UNSUPPORTED (AUTO encodes on the CPU). Needs shaderFloat64 (the divisions).
+ *   extremes, three least-squares refits, both modes). At high and max quality the CPU's cluster fit
+ *   (encode_cluster): KILN_EBC_CFK_LANES invocations per block (64 / that many blocks per workgroup)
+ *   split the partitions of the CPU's own factor tables (bc1_enc_tables.h, copied into a storage
+ *   buffer at binding 3), the block's best are merged by (error, table entry), and the candidates are
+ *   refined (max) on one invocation each (enc_bc1_cf.comp; the pipelined path of
+ *   gpu_encode_bc_ring.inc does not take it). The blocks those paths hand elsewhere on the CPU (flat
+ *   blocks and near-flat ones that try the exact single-colour tables, degenerate blocks,
+ *   punch-through or cut-out texels) are flagged in a bit mask (cluster fit: a word per block) and
+ *   encoded here by the CPU block encoder, so the output equals the CPU's everywhere (a verbose
+ *   context says how many).
+ *   Dithering (any format) is not on the GPU yet: KILN_ERR_UNSUPPORTED (AUTO encodes on the CPU).
+ *   Needs shaderFloat64 (the divisions).
  *
  * seed (1): the designs of the seeds (betsy; Castano's cluster-fit paper): BC1 fast/normal one
  *   invocation per block (principal axis, extremes, least-squares refinement: enc_bc1_seed.comp);
@@ -29,6 +35,7 @@
 #include "gpu/gpu_encode.h"
 #include "gpu/vk.h"
 #include "codec/codec.h"
+#include "codec/bc1_enc_tables.h"
 
 #include "../../shaders/enc_bc_abi.glsl"
 
@@ -38,14 +45,19 @@
 #include <string.h>
 
 #define EBC_BATCH_MAX (256u << 20)
+/* enc_bc1_cf.comp: invocations per block (8, 16, 32 or 64; 64 / lanes blocks per workgroup of 64;
+ * KILN_GPU_CF_LANES overrides it for experiments). 8: on the H100 (2026-11-25, 2048^2 BC1) 8 lanes ran
+ * high at 1438 Mpix/s and max at 650, 16 lanes 1122 / 418, 32 lanes 740 / 249 (kernel time). */
+#define KILN_EBC_CFK_LANES 8u
 
 typedef struct ebc_pass {
     const char *shader;
-    uint32_t spec[4];  /* VARIANT, QUALITY, INPUT_U8, PRELOAD */
+    uint32_t spec[5];  /* VARIANT, QUALITY, INPUT_U8, PRELOAD; enc_bc1_cf: CF_LANES */
     uint32_t local;    /* workgroup size */
     uint32_t per_task; /* invocations per task (1, 4, or a whole workgroup) */
     uint32_t tasks_per_block;
-    int fallback;      /* writes the fallback bit mask */
+    int fallback;      /* 1: writes the fallback bit mask; 2: a fallback word per block */
+    int cf_tables;     /* binds the cluster-fit factor tables (binding 3) */
 } ebc_pass;
 
 typedef struct ebc_plan {
@@ -192,6 +204,39 @@ static void fallback_blocks(void *user, size_t begin, size_t end, uint32_t worke
     }
 }
 
+/* ---------------------------------------------------------------- cluster-fit tables */
+
+/* enc_bc1_cf.comp's binding 3 (w NULL: only counts): the four- and three-colour entries n4, n3, the
+ * float 1.0 (the shader's unfoldable one), then per entry the 8 factor rows of bc1_enc_tables.h (float
+ * bits) and i | j << 8 | k << 16, in the CPU's table order; entries whose penalty is not below 1e29
+ * (padding, rank-1 partitions: the CPU drops them) are left out. Returns the word count. */
+static size_t cf_table_words(uint32_t *w)
+{
+    size_t o = 3;
+    uint32_t n[2] = {0, 0};
+    for (int four = 1; four >= 0; four--) {
+        const int entries = (four ? KILN_CF4_VECTORS : KILN_CF3_VECTORS) * 16;
+        for (int e = 0; e < entries; e++) {
+            const float(*t)[16] = four ? k_cf4[e / 16] : k_cf3[e / 16];
+            if (!(t[7][e % 16] < 1e29f)) continue;
+            if (w) {
+                for (int r = 0; r < 8; r++) memcpy(&w[o + (size_t)r], &t[r][e % 16], 4);
+                w[o + 8] = four ? (uint32_t)k_cf4_ijk[e][0] | (uint32_t)k_cf4_ijk[e][1] << 8 | (uint32_t)k_cf4_ijk[e][2] << 16
+                                : (uint32_t)k_cf3_ij[e][0] | (uint32_t)k_cf3_ij[e][1] << 8;
+            }
+            o += 9;
+            n[four ? 0 : 1]++;
+        }
+    }
+    if (w) {
+        const float one = 1.0f;
+        w[0] = n[0];
+        w[1] = n[1];
+        memcpy(&w[2], &one, 4);
+    }
+    return o;
+}
+
 /* ---------------------------------------------------------------- planning */
 
 static int device_has_fp64(kiln_gpu *gpu)
@@ -219,9 +264,6 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
     plan->signed_map = (fi->flags & KILN_FF_SIGNED) && img->type != KILN_PIXEL_F32;
     const int colour = is_bc1(f) || is_bc3(f);
     if (colour) {
-        if (!seed && q > KILN_QUALITY_NORMAL)
-            return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s at %s quality has no kiln GPU encoder yet (fast and normal only)",
-                              fi->name, q == 2 ? "high" : "max");
         uint32_t variant = is_bc3(f) ? KILN_EBC_BC3C
                            : (fi->flags & KILN_FF_ALPHA1) ? KILN_EBC_BC1A : KILN_EBC_BC1;
         plan->prepared_words = u8 ? 0 : 2;
@@ -231,7 +273,22 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
         ps->spec[2] = u8 ? 1u : 0u;
         ps->spec[3] = 1u;
         ps->tasks_per_block = 1;
-        if (!seed) {
+        if (!seed && q > KILN_QUALITY_NORMAL) {
+            uint32_t lanes = KILN_EBC_CFK_LANES;
+            const char *env = getenv("KILN_GPU_CF_LANES");
+            if (env && env[0]) {
+                unsigned long v = strtoul(env, NULL, 10);
+                if (v < 8 || v > 64 || (v & (v - 1)) != 0)
+                    return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_CF_LANES=%s is not 8, 16, 32 or 64", env);
+                lanes = (uint32_t)v;
+            }
+            ps->shader = "enc_bc1_cf";
+            ps->local = KILN_EBC_LOCAL;
+            ps->per_task = lanes;
+            ps->spec[4] = lanes;
+            ps->fallback = 2;
+            ps->cf_tables = 1;
+        } else if (!seed) {
             ps->shader = "enc_bc1";
             ps->local = KILN_EBC_LOCAL;
             ps->per_task = 1;
@@ -322,8 +379,8 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
             .shader = plan.pass[i].shader,
             .local_size = plan.pass[i].local,
             .spec = plan.pass[i].spec,
-            .nspec = 4,
-            .nbindings = 3,
+            .nspec = plan.pass[i].cf_tables ? 5u : 4u,
+            .nbindings = plan.pass[i].cf_tables ? 4u : 3u,
             .push_size = KILN_EBC_PUSH_WORDS * 4,
             .subgroup_size = subgroup_size,
         };
@@ -343,19 +400,33 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     if (rows == 0)
         return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "a block row of the %ux%u image exceeds the device's buffer range", w, h);
     if (rows > by) rows = by;
-    const size_t fb_words = (rows * bx + 31) / 32;
+    int any_fallback = 0, fb_per_block = 0, cf_tables = 0;
+    for (int i = 0; i < plan.npass; i++) {
+        any_fallback |= plan.pass[i].fallback != 0;
+        fb_per_block |= plan.pass[i].fallback == 2;
+        cf_tables |= plan.pass[i].cf_tables;
+    }
+    /* fallback flags: bits (enc_bc1.comp) or a word per block (enc_bc1_cf.comp) */
+    const size_t fb_words = fb_per_block ? rows * bx : (rows * bx + 31) / 32;
 
-    kiln_vk_io in, out, fbits;
+    kiln_vk_io in, out, fbits, tab;
     memset(&in, 0, sizeof in);
     memset(&out, 0, sizeof out);
     memset(&fbits, 0, sizeof fbits);
+    memset(&tab, 0, sizeof tab);
     uint32_t *flist = NULL;
     size_t nflagged_total = 0;
+    const size_t tab_bytes = cf_tables ? cf_table_words(NULL) * 4 : 4;
     kiln_status st = kiln_vk_io_create(ctx, gpu, rows * in_row, 0, &in);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, rows * out_row, 1, &out);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, fb_words * 4, 1, &fbits);
-    int any_fallback = 0;
-    for (int i = 0; i < plan.npass; i++) any_fallback |= plan.pass[i].fallback;
+    if (st == KILN_OK && cf_tables) {
+        st = kiln_vk_io_create(ctx, gpu, tab_bytes, 0, &tab);
+        if (st == KILN_OK) {
+            cf_table_words(kiln_vk_io_map(&tab));
+            st = kiln_vk_buffer_flush(ctx, gpu, tab.direct ? &tab.dev : &tab.staging);
+        }
+    }
     if (st == KILN_OK && any_fallback) {
         flist = kiln__malloc(ctx, rows * bx * sizeof *flist);
         if (!flist) st = KILN_ERR_OUT_OF_MEMORY;
@@ -380,6 +451,7 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
         st = kiln_vk_cmd_begin(ctx, gpu, (uint32_t)plan.npass, &cmd);
         if (st != KILN_OK) break;
         kiln_vk_cmd_upload(&cmd, &in, in_bytes);
+        if (cf_tables) kiln_vk_cmd_upload(&cmd, &tab, tab_bytes);
         kiln_vk_cmd_timestamp(&cmd, 0);
         const float sw[3] = {params->perceptual ? sqrtf(0.299f * 3.0f) : 1.0f, params->perceptual ? sqrtf(0.587f * 3.0f) : 1.0f,
                              params->perceptual ? sqrtf(0.114f * 3.0f) : 1.0f};
@@ -387,9 +459,11 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
                                               (uint32_t)params->alpha_threshold | (params->perceptual ? 1u << 8 : 0u) |
                                                   (params->alpha_cutout ? 1u << 9 : 0u) | ((uint32_t)params->quality & 3u) << 10};
         memcpy(&push[5], sw, sizeof sw);
-        kiln_vk_binding b[3] = {{.buffer = in.dev.buffer, .range = in_bytes},
+        const size_t fb_bytes = fb_per_block ? nblocks * 4 : ((nblocks + 31) / 32) * 4;
+        kiln_vk_binding b[4] = {{.buffer = in.dev.buffer, .range = in_bytes},
                                 {.buffer = out.dev.buffer, .range = out_bytes},
-                                {.buffer = fbits.dev.buffer, .range = ((nblocks + 31) / 32) * 4}};
+                                {.buffer = fbits.dev.buffer, .range = fb_bytes},
+                                {.buffer = tab.dev.buffer, .range = tab_bytes}};
         for (int i = 0; st == KILN_OK && i < plan.npass; i++) {
             const ebc_pass *ps = &plan.pass[i];
             uint64_t items = (uint64_t)nblocks * ps->tasks_per_block * ps->per_task;
@@ -397,7 +471,7 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
         }
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, &out, out_bytes);
-        if (any_fallback) kiln_vk_cmd_download(&cmd, &fbits, ((nblocks + 31) / 32) * 4);
+        if (any_fallback) kiln_vk_cmd_download(&cmd, &fbits, fb_bytes);
         double ms = 0.0;
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
         kiln_vk_cmd_free(&cmd);
@@ -412,7 +486,11 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
             const uint32_t *bits = kiln_vk_io_map(&fbits);
             size_t nf = 0;
             for (size_t k = 0; k < nblocks; k++)
-                if (bits[k / 32] >> (k % 32) & 1u) flist[nf++] = (uint32_t)k;
+                if (fb_per_block ? bits[k] != 0 : (bits[k / 32] >> (k % 32) & 1u)) flist[nf++] = (uint32_t)k;
+            /* KILN_GPU_SKIP_FALLBACK=1 (a testing aid): flagged blocks keep whatever the device wrote, so a
+             * test can tell the blocks the GPU encoded from those the CPU did */
+            const char *skip = getenv("KILN_GPU_SKIP_FALLBACK");
+            if (skip && skip[0] == '1') nflagged_total += nf, nf = 0;
             if (nf) {
                 fallback_job fj = {img, params, kiln__block_encoder(fi->format), flist, d, bx, fi->block_bytes, plan.signed_map};
                 /* the list's block numbers are relative to this batch: shift the image rows */
@@ -430,6 +508,7 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     kiln_vk_io_destroy(gpu, &in);
     kiln_vk_io_destroy(gpu, &out);
     kiln_vk_io_destroy(gpu, &fbits);
+    kiln_vk_io_destroy(gpu, &tab);
     if (st != KILN_OK) return st;
     if (ctx->params.verbose && any_fallback)
         fprintf(stderr, "kiln: %s on the GPU: %zu of %zu blocks were encoded by the CPU encoder (flat, near-flat or degenerate blocks, transparent or cut-out texels)\n",
@@ -437,3 +516,6 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     ctx->last_gpu_ms = total_ms;
     return KILN_OK;
 }
+
+/* the pipelined multi-image / multi-format path (owner gpuio): shares this file's statics */
+#include "gpu/gpu_encode_bc_ring.inc"

@@ -12,13 +12,22 @@
  *             at high/max, ties may differ). Shared-memory preload of the targets or direct reads:
  *             specialisation constant, chosen by the environment variable KILN_GPU_ETC_PRELOAD=0/1
  *             (default 1) for tests and bench/.
- * ETC1, seed only (gpu_strategy 1): shaders/enc_etc1_seed.comp, betsy's 4 invocations per block (flip x
- *   individual / differential), each an rg_etc1-style base search (radius by quality), min-reduction;
- *   same KILN_GPU_ETC_PRELOAD switch. Not bit-identical to the CPU (a different search): tests bound its
- *   PSNR against the CPU's. Strategy 0 (kiln) reports KILN_ERR_UNSUPPORTED for ETC1.
- * Not yet: ETC1 with kiln's design, ETC2 RGB / RGB A1 and the colour of ETC2 RGBA (the EAC alpha pass is written:
- * enc_eac.comp with KIND 0, reached through the test hook kiln__gpu_encode_etc2_alpha), and dithering: those report KILN_ERR_UNSUPPORTED, so AUTO encodes them on
- * the CPU.
+ * ETC1, kiln's design (gpu_strategy 0), bit-identical to the CPU encoder (etc1_enc.c, etc_enc_fast.c):
+ *   FAST: shaders/enc_etc1.comp, 4 invocations per block (flip x half), exact integer error model,
+ *   min-reduction of the flips in shared memory with the CPU's tie-break, selectors by row;
+ *   NORMAL / HIGH / MAX: shaders/enc_etc1_q.comp, 8 invocations per block: the 8 independent sub-block
+ *   searches (flip x individual / differential x half), then the 8 speculative delta-box searches, then
+ *   the CPU's sequential choice (pruning included) replayed by one invocation on those results.
+ * ETC2 RGB at FAST (kiln's design): enc_etc1.comp with ETC2 = 1 adds the CPU fast path's planar check;
+ *   the blocks that need T / H (error above ETC_FAST_TH_ERR) are flagged and re-encoded here with
+ *   kiln__etc_fast_opaque, so the bytes are the CPU's. ETC2 RGBA at FAST: that colour pass plus the EAC
+ *   alpha pass (enc_eac.comp, KIND 0), as the CPU's kiln__enc_etc2_rgba stitches them.
+ * ETC1, seed (gpu_strategy 1): shaders/enc_etc1_seed.comp, betsy's 4 invocations per block (flip x
+ *   individual / differential), each an rg_etc1-style base search (radius 0 / 1 / 2 / 2 by quality),
+ *   min-reduction; same KILN_GPU_ETC_PRELOAD switch. Not bit-identical to the CPU (a different search).
+ * Not yet: ETC2 RGB / RGBA above FAST (the EAC alpha pass alone runs at every quality through the test
+ * hook kiln__gpu_encode_etc2_alpha), RGB A1, and dithering: those report KILN_ERR_UNSUPPORTED, so AUTO
+ * encodes them on the CPU.
  *
  * Input: 8-bit images go up as they are (the shader reads the channel byte) for unsigned R11 and the
  * alpha; 16-bit / float sources and signed R11 go up as int32 targets computed here exactly as the
@@ -28,6 +37,7 @@
 #include "gpu/vk.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,9 +288,42 @@ static void rgba8_rows(void *user, size_t begin, size_t end, uint32_t worker)
         }
 }
 
-/* betsy's ETC1 design (shaders/enc_etc1_seed.comp): 4 invocations per block, 8 bytes per block into dst. */
-static kiln_status etc1_seed_pass(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
-                                  uint32_t subgroup_size, uint8_t *dst, double *ms_out)
+/* ETC2 RGB fast: the blocks the shader flagged for T / H, re-encoded with the CPU's fast path from the
+ * RGBA8 words the shader read (edge-replicated as encode.c's fetch_block). */
+typedef struct th_job {
+    const uint32_t *flags;
+    const uint8_t *px;
+    uint32_t w, h, bx;
+    const kiln_encode_params *params;
+    uint8_t *dst;
+} th_job;
+
+static void th_blocks(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const th_job *j = user;
+    for (size_t i = begin; i < end; i++) {
+        if (!j->flags[i]) continue;
+        kiln_block blk;
+        memset(&blk, 0, sizeof blk);
+        const uint32_t x0 = (uint32_t)(i % j->bx) * 4u, y0 = (uint32_t)(i / j->bx) * 4u;
+        for (uint32_t p = 0; p < 16; p++) {
+            uint32_t x = x0 + (p & 3u), y = y0 + (p >> 2);
+            x = x < j->w ? x : j->w - 1;
+            y = y < j->h ? y : j->h - 1;
+            memcpy(blk.rgba8 + p * 4, j->px + ((size_t)y * j->w + x) * 4, 4);
+        }
+        kiln__etc_fast_opaque(&blk, j->params, 1, j->dst + i * 8u);
+    }
+}
+
+/* The ETC1 passes, 8 bytes per block into dst: betsy's design (shaders/enc_etc1_seed.comp, seed = 1,
+ * 4 invocations per block) or kiln's (seed = 0): shaders/enc_etc1.comp at quality FAST (4 invocations
+ * per block), shaders/enc_etc1_q.comp at NORMAL / HIGH / MAX (8 per block). etc2 = 1: ETC2 RGB at FAST
+ * (enc_etc1.comp with ETC2 = 1): the blocks the shader flags for T / H are re-encoded here with the
+ * CPU's fast path (kiln__etc_fast_opaque, the CPU encoder's own bytes). */
+static kiln_status etc1_pass(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params, int seed,
+                             int etc2, uint32_t subgroup_size, uint8_t *dst, double *ms_out)
 {
     const kiln_format_info *fi = kiln_format_get_info(params->format);
     kiln_gpu *gpu;
@@ -290,21 +333,23 @@ static kiln_status etc1_seed_pass(kiln_context *ctx, const kiln_image *img, cons
     if (pe && pe[0] == '0') preload = 0;
     const uint32_t w = img->width, h = img->height, bx = (w + 3) / 4, by = (h + 3) / 4;
     const uint64_t nblocks = (uint64_t)bx * by;
-    const uint64_t in_bytes = (uint64_t)w * h * 4u, out_bytes = nblocks * 8u;
+    const uint64_t in_bytes = (uint64_t)w * h * 4u, out_bytes = nblocks * (etc2 ? 12u : 8u);
     const uint64_t range = gpu->props.limits.maxStorageBufferRange;
-    if (in_bytes > range || out_bytes > range || nblocks > UINT32_MAX / 4u)
+    if (in_bytes > range || out_bytes > range || nblocks > UINT32_MAX / 8u)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                           "%ux%u %s: %llu bytes of input exceed the device's storage buffer range (%llu) of one GPU pass",
                           w, h, fi->name, (unsigned long long)in_bytes, (unsigned long long)range);
-    const uint32_t spec[1] = {(uint32_t)preload};
+    const uint32_t spec[1] = {seed ? (uint32_t)preload : (uint32_t)etc2};
+    const int search = !seed && params->quality != KILN_QUALITY_FAST;
+    const uint32_t per_group = search ? 8u : 16u; /* blocks per workgroup of 64 */
     const kiln_vk_pipeline *pipe;
     kiln_vk_pipeline_desc desc = {
-        .shader = "enc_etc1_seed",
+        .shader = seed ? "enc_etc1_seed" : (search ? "enc_etc1_q" : "enc_etc1"),
         .local_size = 64,
-        .spec = spec,
-        .nspec = 1,
+        .spec = search ? NULL : spec,
+        .nspec = search ? 0 : 1,
         .nbindings = 2,
-        .push_size = 5 * 4,
+        .push_size = seed ? 5 * 4 : 8 * 4,
         .subgroup_size = subgroup_size,
     };
     KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
@@ -314,11 +359,21 @@ static kiln_status etc1_seed_pass(kiln_context *ctx, const kiln_image *img, cons
     memset(&out, 0, sizeof out);
     kiln_vk_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
+    /* ETC2 re-encodes flagged blocks from the RGBA8 words: a host copy, never the (maybe uncached) mapping */
+    uint8_t *host8 = NULL;
     kiln_status st = kiln_vk_io_create(ctx, gpu, in_bytes, 0, &in);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, out_bytes, 1, &out);
     if (st == KILN_OK) {
         if (img->type == KILN_PIXEL_U8) {
             memcpy(kiln_vk_io_map(&in), img->pixels, (size_t)in_bytes);
+        } else if (etc2) {
+            host8 = malloc((size_t)in_bytes);
+            if (!host8)
+                st = kiln__fail(ctx, KILN_ERR_OUT_OF_MEMORY, "GPU %s encode: no memory for the 8-bit view (%llu bytes)",
+                                fi->name, (unsigned long long)in_bytes);
+            rgba8_job job = {img, host8};
+            if (st == KILN_OK) st = kiln__parallel_for(ctx, h, 16, rgba8_rows, &job);
+            if (st == KILN_OK) memcpy(kiln_vk_io_map(&in), host8, (size_t)in_bytes);
         } else {
             rgba8_job job = {img, kiln_vk_io_map(&in)};
             st = kiln__parallel_for(ctx, h, 16, rgba8_rows, &job);
@@ -330,17 +385,34 @@ static kiln_status etc1_seed_pass(kiln_context *ctx, const kiln_image *img, cons
     if (st == KILN_OK) {
         kiln_vk_cmd_upload(&cmd, &in, in_bytes);
         kiln_vk_cmd_timestamp(&cmd, 0);
-        uint32_t push[5] = {w, h, bx, (uint32_t)nblocks, (uint32_t)params->quality};
+        uint32_t push[8] = {w, h, bx, (uint32_t)nblocks, (uint32_t)params->quality, 0, 0, 0};
+        if (!seed) { /* kiln: the channel weights, then the quality */
+            push[4] = params->perceptual ? ETC_PW_R : 1;
+            push[5] = params->perceptual ? ETC_PW_G : 1;
+            push[6] = params->perceptual ? ETC_PW_B : 1;
+            /* enc_etc1_q: the quality; enc_etc1: the T/H threshold of ETC2 (etc_enc_fast.c fast_body) */
+            push[7] = search ? (uint32_t)params->quality
+                             : ETC_FAST_TH_ERR * 16u * (push[4] + push[5] + push[6]) / 3u;
+        }
         kiln_vk_binding b[2] = {{.buffer = in.dev.buffer, .range = in_bytes}, {.buffer = out.dev.buffer, .range = out_bytes}};
-        /* 4 invocations per block, 16 blocks per workgroup of 64 */
-        st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, (nblocks + 15u) / 16u * 64u);
+        st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, (nblocks + per_group - 1u) / per_group * 64u);
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, &out, out_bytes);
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
     }
     kiln_vk_cmd_free(&cmd);
     if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out.direct ? &out.dev : &out.staging);
-    if (st == KILN_OK) memcpy(dst, kiln_vk_io_map(&out), (size_t)out_bytes);
+    if (st == KILN_OK) {
+        const uint8_t *o = kiln_vk_io_map(&out);
+        memcpy(dst, o, (size_t)nblocks * 8u);
+        if (etc2) {
+            /* the flagged blocks (T / H) on the CPU, over the context's threads */
+            th_job tj = {(const uint32_t *)(o + nblocks * 8u), host8 ? host8 : (const uint8_t *)img->pixels, w, h, bx,
+                         params, dst};
+            st = kiln__parallel_for(ctx, (size_t)nblocks, 1024, th_blocks, &tj);
+        }
+    }
+    free(host8);
     kiln_vk_io_destroy(gpu, &in);
     kiln_vk_io_destroy(gpu, &out);
     if (st == KILN_OK) *ms_out = ms;
@@ -364,11 +436,39 @@ kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const
         return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU strategy %d is neither kiln (0) nor seed (1)", params->gpu_strategy);
     if (params->dither)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s: the GPU encoders do not dither", fi->name);
-    if ((fi->format == KILN_FORMAT_ETC1_UNORM || fi->format == KILN_FORMAT_ETC1_SRGB) && params->gpu_strategy == 1) {
+    if (fi->format == KILN_FORMAT_ETC1_UNORM || fi->format == KILN_FORMAT_ETC1_SRGB) {
         double ms = 0.0;
-        KILN_TRY(etc1_seed_pass(ctx, img, params, subgroup_size, dst, &ms));
+        KILN_TRY(etc1_pass(ctx, img, params, params->gpu_strategy == 1, 0, subgroup_size, dst, &ms));
         ctx->last_gpu_ms = ms;
         return KILN_OK;
+    }
+    if ((fi->format == KILN_FORMAT_ETC2_RGB8_UNORM || fi->format == KILN_FORMAT_ETC2_RGB8_SRGB) &&
+        params->gpu_strategy == 0 && params->quality == KILN_QUALITY_FAST) {
+        double ms = 0.0;
+        KILN_TRY(etc1_pass(ctx, img, params, 0, 1, subgroup_size, dst, &ms));
+        ctx->last_gpu_ms = ms;
+        return KILN_OK;
+    }
+    if ((fi->format == KILN_FORMAT_ETC2_RGBA8_UNORM || fi->format == KILN_FORMAT_ETC2_RGBA8_SRGB) &&
+        params->gpu_strategy == 0 && params->quality == KILN_QUALITY_FAST) {
+        /* the CPU's kiln__enc_etc2_rgba: EAC alpha in bytes 0..7, the ETC2 RGB colour in bytes 8..15 */
+        const uint64_t nblocks = (uint64_t)((img->width + 3) / 4) * ((img->height + 3) / 4);
+        if (nblocks > SIZE_MAX / 8u)
+            return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "GPU %s encode of %ux%u: too many blocks", fi->name, img->width,
+                              img->height);
+        uint8_t *colour = malloc((size_t)nblocks * 8u);
+        if (!colour)
+            return kiln__fail(ctx, KILN_ERR_OUT_OF_MEMORY, "GPU %s encode: no memory for %llu colour blocks", fi->name,
+                              (unsigned long long)nblocks);
+        double ms_c = 0.0, ms_a = 0.0;
+        kiln_status st = etc1_pass(ctx, img, params, 0, 1, subgroup_size, colour, &ms_c);
+        if (st == KILN_OK) st = eac_pass(ctx, img, params, 0, 1, 3, 4, 0, subgroup_size, dst, &ms_a);
+        if (st == KILN_OK) {
+            for (uint64_t i = 0; i < nblocks; i++) memcpy(dst + i * 16u + 8u, colour + i * 8u, 8);
+            ctx->last_gpu_ms = ms_c + ms_a;
+        }
+        free(colour);
+        return st;
     }
     int kind, nch;
     switch (fi->format) {
@@ -378,7 +478,8 @@ kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const
     case KILN_FORMAT_EAC_RG11_SNORM: kind = 2; nch = 2; break;
     default:
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
-                          "%s has no GPU encoder yet for GPU strategy %d (the GPU covers EAC R11/RG11, and ETC1 with the seed strategy 1)",
+                          "%s has no GPU encoder yet for GPU strategy %d (the GPU covers EAC R11/RG11 and ETC1 at every quality, "
+                          "ETC2 RGB / RGBA at fast with kiln's strategy 0, ETC1 with the seed strategy 1)",
                           fi->name, params->gpu_strategy);
     }
     double ms = 0.0;

@@ -94,7 +94,12 @@ struct kiln_gpu {
     /* scratch reused by the decoders (grown on demand) and their table buffer (gpu_abi.h) */
     struct kiln_vk_io *dec_in, *dec_out;
     struct kiln_vk_io *dec_tables;
+    /* the pipelined encoder's slot buffers and queries (gpu_encode_bc_ring.inc), kept between calls */
+    struct kiln_vk_enc_cache *enc_cache;
 };
+
+/* Frees gpu->enc_cache (idle by then); called by the device's destruction. */
+void kiln__gpu_enc_cache_free(kiln_gpu *gpu);
 
 /* Warnings and errors counted by the validation messenger so far (0 when validation is off). */
 uint32_t kiln_vk_validation_count(const kiln_gpu *gpu);

@@ -317,6 +317,7 @@ static void destroy_device_level(kiln_gpu *gpu)
     free(gpu->dec_tables);
     gpu->dec_in = gpu->dec_out = NULL;
     gpu->dec_tables = NULL;
+    kiln__gpu_enc_cache_free(gpu);
     for (uint32_t i = 0; i < gpu->npipelines; i++) {
         kiln_vk_pipeline *p = &gpu->pipelines[i];
         vkDestroyPipeline(gpu->device, p->pipeline, NULL);

@@ -1,10 +1,11 @@
 /* test_gpu_encode_bc.c - the BC GPU encoders (src/gpu/gpu_encode_bc.c, shaders/enc_bc*.comp) on the
  * Vulkan device (lavapipe in CI), against the CPU encoders:
  *   - kiln strategy: the same bytes as the CPU encoder, for BC4/BC5 (UNORM, SNORM) and the BC3 alpha
- *     at every quality, BC1 / BC1a / BC3 at fast and normal quality (including blocks the GPU hands
- *     back to the CPU: flat and near-flat, punch-through, cut-out), on crops of the test images, random texels, near-flat
- *     blocks, odd sizes (1x1, 3x5, 13x7), 16-bit and float sources, small batches, and every subgroup
- *     size the device can require; qualities it does not cover report KILN_ERR_UNSUPPORTED;
+ *     at every quality, BC1 / BC1a / BC3 at every quality (fast, normal; high and max: the cluster fit
+ *     of enc_bc1_cf.comp, also with 8, 32 and 64 invocations per block), including blocks the GPU hands
+ *     back to the CPU (flat and near-flat, punch-through, cut-out), on crops of the test images, random
+ *     texels, near-flat blocks, odd sizes (1x1, 3x5, 13x7), 16-bit and float sources, small batches,
+ *     and every subgroup size the device can require; dithering reports KILN_ERR_UNSUPPORTED;
  *   - seed strategy: PSNR floors against the CPU encoder's PSNR, with texels preloaded into shared
  *     memory and read directly;
  *   - the validation layer (KILN_VK_VALIDATION=1) reports nothing.
@@ -178,7 +179,7 @@ static void bc1_bc3_fast_normal_identical(void **state)
                 kiln_status st = compare(fx, &fx->img[i], fx->name[i], &ep, 0);
                 if (st != KILN_OK) fail_msg("%s: %s", fx->name[i], kiln_last_error(fx->gpu));
             }
-    /* normal with perceptual weights; high and max colour are not on the GPU yet and say so */
+    /* normal with perceptual weights */
     for (int k = 0; k < 3; k++) {
         kiln_encode_params ep;
         kiln_encode_params_init(&ep, fmts[k], KILN_QUALITY_NORMAL);
@@ -186,11 +187,116 @@ static void bc1_bc3_fast_normal_identical(void **state)
         kiln_status st = compare(fx, &fx->img[1], fx->name[1], &ep, 0);
         if (st != KILN_OK) fail_msg("%s: %s", fx->name[1], kiln_last_error(fx->gpu));
     }
-    for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++) {
-        kiln_encode_params ep;
-        kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, (kiln_quality)q);
-        assert_int_equal(compare(fx, &fx->img[0], fx->name[0], &ep, 0), KILN_ERR_UNSUPPORTED);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* Blocks the GPU itself encoded equal to the CPU's: with KILN_GPU_SKIP_FALLBACK=1 the flagged blocks
+ * keep the device's stale bytes, so the matches are the GPU's own work (guards against a shader that
+ * flags everything). Returns the fraction of matching blocks. */
+static double gpu_own_fraction(fixture *fx, const kiln_image *img, const kiln_encode_params *ep)
+{
+    const kiln_format_info *fi = kiln_format_get_info(ep->format);
+    size_t size = kiln_format_image_size(ep->format, img->width, img->height), nb = size / fi->block_bytes, same = 0;
+    uint8_t *g = malloc(size), *c = malloc(size);
+    assert_non_null(g);
+    assert_non_null(c);
+    memset(g, 0xcd, size);
+    setenv("KILN_GPU_SKIP_FALLBACK", "1", 1);
+    kiln_status st = kiln__gpu_encode(fx->gpu, img, ep, 0, g, size);
+    unsetenv("KILN_GPU_SKIP_FALLBACK");
+    if (st != KILN_OK) fail_msg("%s", kiln_last_error(fx->gpu));
+    assert_int_equal(kiln_encode_image(fx->cpu, img, ep, c, size), KILN_OK);
+    for (size_t i = 0; i < nb; i++) same += memcmp(g + i * fi->block_bytes, c + i * fi->block_bytes, fi->block_bytes) == 0;
+    free(g);
+    free(c);
+    return (double)same / (double)nb;
+}
+
+/* High and max quality: the cluster fit (enc_bc1_cf.comp) gives the CPU's bytes for BC1, BC1a and
+ * BC3 colour, with uniform and perceptual weights and with alpha cut-out / a high punch-through
+ * threshold (those blocks go back to the CPU). */
+static void bc1_bc3_high_max_identical(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM};
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+        for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++)
+            for (int i = 0; i < fx->nimg; i++)
+                for (int variant = 0; variant < 3; variant++) {
+                    /* lavapipe time: the 156x156 crop once per format and quality */
+                    if (variant > 0 && strstr(fx->name[i], "stone")) continue;
+                    kiln_encode_params ep;
+                    kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
+                    if (variant == 1) ep.perceptual = 1;
+                    if (variant == 2) ep.alpha_cutout = 1, ep.alpha_threshold = 200;
+                    kiln_status st = compare(fx, &fx->img[i], fx->name[i], &ep, 0);
+                    if (st != KILN_OK) fail_msg("%s: %s", fx->name[i], kiln_last_error(fx->gpu));
+                }
+    /* larger random images: uniform noise, and blocks of two or three colours (many partitions tie:
+     * the first in table order must win, whichever lane scored it) */
+    kt_rng rng;
+    kt_rng_seed(&rng, 7);
+    kiln_image extra[2];
+    random_image(&rng, 64, 64, 0, &extra[0]);
+    random_image(&rng, 64, 64, 0, &extra[1]);
+    for (uint32_t y = 0; y < 64; y++)
+        for (uint32_t x = 0; x < 64; x++) {
+            uint8_t *t = (uint8_t *)extra[1].pixels + ((size_t)y * 64 + x) * 4;
+            uint32_t blk = (y / 4) * 16 + x / 4, r = kt_rng_u32(&rng), pick = r % (blk % 2 ? 3u : 2u);
+            for (int c = 0; c < 3; c++) t[c] = (uint8_t)((blk * 37u + pick * (53u + 20u * (uint32_t)c) + (blk % 5) * (uint32_t)c) & 255u);
+            t[3] = 255;
+        }
+    for (int e = 0; e < 2; e++)
+        for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+            for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++)
+                for (int pw = 0; pw < 2; pw++) {
+                    kiln_encode_params ep;
+                    kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
+                    ep.perceptual = pw;
+                    const char *what = e ? "two or three colours 64x64" : "random 64x64";
+                    kiln_status st = compare(fx, &extra[e], what, &ep, 0);
+                    if (st != KILN_OK) fail_msg("%s: %s", what, kiln_last_error(fx->gpu));
+                    double own = gpu_own_fraction(fx, &extra[e], &ep);
+                    if (getenv("KILN_TEST_VERBOSE")) print_message("%s %s %s: %.3f of the blocks from the GPU\n", kiln_format_get_info(ep.format)->name, qname(ep.quality), what, own);
+                    /* the opaque few-colour blocks (the tie cases) must be the GPU's own work */
+                    if (e == 1 && !(own >= 0.9)) fail_msg("%s: only %.3f of the blocks came from the GPU", what, own);
+                }
+    kiln_image_free(&extra[0]);
+    kiln_image_free(&extra[1]);
+    /* the GPU encodes most blocks of a photo crop itself (flat and near-flat ones go to the CPU) */
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+        for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++) {
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
+            double own = gpu_own_fraction(fx, &fx->img[0], &ep);
+            if (getenv("KILN_TEST_VERBOSE")) print_message("%s %s: %.3f of the blocks from the GPU\n", kiln_format_get_info(ep.format)->name, qname(ep.quality), own);
+            if (!(own >= 0.9)) fail_msg("%s %s: only %.3f of the blocks came from the GPU", kiln_format_get_info(ep.format)->name, qname(ep.quality), own);
+        }
+    /* the lane count only splits the work: 8, 32 and 64 invocations per block (default 16) give the
+     * same bytes */
+    static const char *lanes[] = {"8", "32", "64"};
+    for (int l = 0; l < 3; l++) {
+        setenv("KILN_GPU_CF_LANES", lanes[l], 1);
+        for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++)
+            for (int i = 0; i < 3 && i < fx->nimg; i++) {
+                kiln_encode_params ep;
+                kiln_encode_params_init(&ep, fmts[l], (kiln_quality)q);
+                ep.perceptual = l & 1;
+                kiln_status st = compare(fx, &fx->img[i], lanes[l], &ep, 0);
+                if (st != KILN_OK) fail_msg("%s lanes %s: %s", fx->name[i], lanes[l], kiln_last_error(fx->gpu));
+            }
+        unsetenv("KILN_GPU_CF_LANES");
     }
+    setenv("KILN_GPU_CF_LANES", "12", 1);
+    kiln_encode_params ep;
+    kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_HIGH);
+    size_t size = kiln_format_image_size(ep.format, fx->img[0].width, fx->img[0].height);
+    uint8_t *d = malloc(size);
+    assert_non_null(d);
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &fx->img[0], &ep, 0, d, size), KILN_ERR_INVALID_ARGUMENT);
+    unsetenv("KILN_GPU_CF_LANES");
+    free(d);
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
@@ -215,10 +321,11 @@ static void wide_sources_identical(void **state)
     static const kiln_format fmts[] = {KILN_FORMAT_BC4_UNORM, KILN_FORMAT_BC5_SNORM, KILN_FORMAT_BC1_RGBA_UNORM,
                                        KILN_FORMAT_BC3_UNORM};
     for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
-        for (int which = 0; which < 2; which++) {
+        for (int which = 0; which < 4; which++) {
+            if (k < 2 && which >= 2) continue; /* colour: fast and max (cluster fit) */
             kiln_encode_params ep;
-            kiln_encode_params_init(&ep, fmts[k], k < 2 ? KILN_QUALITY_HIGH : KILN_QUALITY_FAST);
-            kiln_status st = compare(fx, which ? &f32 : &i16, which ? "float source" : "16-bit source", &ep, 0);
+            kiln_encode_params_init(&ep, fmts[k], k < 2 ? KILN_QUALITY_HIGH : which >= 2 ? KILN_QUALITY_MAX : KILN_QUALITY_FAST);
+            kiln_status st = compare(fx, which & 1 ? &f32 : &i16, which & 1 ? "float source" : "16-bit source", &ep, 0);
             if (st != KILN_OK) fail_msg("%s", kiln_last_error(fx->gpu));
         }
     kiln_image_free(&i16);
@@ -232,10 +339,13 @@ static void batches_and_subgroup_sizes(void **state)
     fixture *fx = *state;
     if (!fx->gpu) skip();
     const kiln_image *img = &fx->img[3 < fx->nimg ? 3 : 0];
-    static const kiln_format fmts[] = {KILN_FORMAT_BC5_SNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM};
+    static const kiln_format fmts[] = {KILN_FORMAT_BC5_SNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM,
+                                       KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC3_UNORM};
+    static const kiln_quality qs[] = {KILN_QUALITY_NORMAL, KILN_QUALITY_FAST, KILN_QUALITY_FAST, KILN_QUALITY_HIGH,
+                                      KILN_QUALITY_MAX};
     for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++) {
         kiln_encode_params ep;
-        kiln_encode_params_init(&ep, fmts[k], k == 0 ? KILN_QUALITY_NORMAL : KILN_QUALITY_FAST);
+        kiln_encode_params_init(&ep, fmts[k], qs[k]);
         char env[32];
         snprintf(env, sizeof env, "%u", img->width * 4 * 4 * 2 * 3); /* ~3 block rows per batch */
         setenv("KILN_GPU_BATCH_BYTES", env, 1);
@@ -359,6 +469,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bc4_bc5_identical),
         cmocka_unit_test(bc1_bc3_fast_normal_identical),
+        cmocka_unit_test(bc1_bc3_high_max_identical),
         cmocka_unit_test(wide_sources_identical),
         cmocka_unit_test(batches_and_subgroup_sizes),
         cmocka_unit_test(seed_strategy_psnr),

@@ -96,12 +96,15 @@ static void make_crafted(fixture *fx, kiln_image *img, uint32_t w, uint32_t h, k
         }
 }
 
-/* GPU (at subgroup size sg, 0 = any) and CPU encodes of img must be the same bytes. */
-static void expect_same(fixture *fx, const kiln_image *img, kiln_format f, kiln_quality q, uint32_t sg, const char *what)
+/* GPU (at subgroup size sg, 0 = any) and CPU encodes of img must be the same bytes (perceptual: the
+ * perceptual channel weights of the ETC colour encoders). */
+static void expect_same_p(fixture *fx, const kiln_image *img, kiln_format f, kiln_quality q, uint32_t sg, int perceptual,
+                          const char *what)
 {
     const kiln_format_info *fi = kiln_format_get_info(f);
     kiln_encode_params ep;
     kiln_encode_params_init(&ep, f, q);
+    ep.perceptual = perceptual;
     size_t size = kiln_format_image_size(f, img->width, img->height);
     uint8_t *g = malloc(size), *c = malloc(size);
     assert_non_null(g);
@@ -125,6 +128,128 @@ static void expect_same(fixture *fx, const kiln_image *img, kiln_format f, kiln_
     }
     free(g);
     free(c);
+}
+
+static void expect_same(fixture *fx, const kiln_image *img, kiln_format f, kiln_quality q, uint32_t sg, const char *what)
+{
+    expect_same_p(fx, img, f, q, sg, 0, what);
+}
+
+/* Colour blocks for ETC: per block of a U8 image one of flat, near-flat (+-2), near black / near white
+ * (clamped palettes), two colours, a gradient, random. */
+static void make_etc_blocks(fixture *fx, kiln_image *img, uint32_t w, uint32_t h, kt_rng *rng)
+{
+    assert_int_equal(kiln_image_alloc(fx->cpu, img, w, h, KILN_PIXEL_U8), KILN_OK);
+    img->channels = 4;
+    uint8_t *px = img->pixels;
+    for (uint32_t by = 0; by < (h + 3) / 4; by++)
+        for (uint32_t bx = 0; bx < (w + 3) / 4; bx++) {
+            uint32_t kind = kt_rng_u32(rng) % 6;
+            int a[3], b[3];
+            for (int c = 0; c < 3; c++) {
+                a[c] = (int)(kt_rng_u32(rng) & 255u);
+                b[c] = (int)(kt_rng_u32(rng) & 255u);
+                if (kind == 2) a[c] = (kt_rng_u32(rng) & 1) ? (int)(kt_rng_u32(rng) % 12u) : 255 - (int)(kt_rng_u32(rng) % 12u);
+            }
+            for (uint32_t y = by * 4; y < by * 4 + 4 && y < h; y++)
+                for (uint32_t x = bx * 4; x < bx * 4 + 4 && x < w; x++) {
+                    uint8_t *o = px + ((size_t)y * w + x) * 4;
+                    for (int c = 0; c < 3; c++) {
+                        int v = a[c];
+                        if (kind == 1 || kind == 2) v += (int)(kt_rng_u32(rng) % 5u) - 2;
+                        if (kind == 3 && (kt_rng_u32(rng) & 1)) v = b[c];
+                        if (kind == 4) v = a[c] + (b[c] - a[c]) * (int)((x & 3) + (y & 3)) / 6;
+                        if (kind == 5) v = (int)(kt_rng_u32(rng) & 255u);
+                        o[c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+                    }
+                    o[3] = (uint8_t)kt_rng_u32(rng);
+                }
+        }
+}
+
+/* kiln's ETC1 designs (enc_etc1.comp at FAST, enc_etc1_q.comp above): the CPU's bytes at every quality on
+ * real crops, crafted and random blocks, odd sizes, 16-bit / float sources, uniform and perceptual
+ * weights, at every subgroup size the device can require; ETC2 RGB and RGBA at FAST likewise. */
+static void etc1_kiln_equals_cpu(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 77);
+    static const uint32_t odd[][2] = {{1, 1}, {3, 5}, {13, 7}};
+    const kiln_format fmts[2] = {KILN_FORMAT_ETC1_UNORM, KILN_FORMAT_ETC1_SRGB};
+    uint32_t sgs = kiln__gpu_subgroup_sizes(fx->gpu);
+    static const char *more[3] = {"ldr/stk_generic_rock_a_512.png", "ldr/city_fern_512_rgba.png", "ldr/gimp_stone33_tileable_156.png"};
+    kiln_image extra[3];
+    int have_extra[3];
+    for (int i = 0; i < 3; i++) have_extra[i] = kiln_image_load(fx->cpu, kt_testdata(more[i]), &extra[i]) == KILN_OK;
+    for (int pw = 0; pw < 2; pw++)
+      for (int qi = KILN_QUALITY_FAST; qi <= KILN_QUALITY_MAX; qi++) {
+        const kiln_format f = fmts[pw];
+        const kiln_quality q = (kiln_quality)qi;
+        kiln_image img;
+        if (fx->have_rock) {
+            make_image(fx, &img, KILN_PIXEL_U8, 64, 48, &fx->rock, 64 + 40 * (uint32_t)pw, 90 + 8 * (uint32_t)qi, &rng);
+            expect_same_p(fx, &img, f, q, 0, pw, "real crop");
+            kiln_image_free(&img);
+        }
+        for (int i = 0; i < 3; i++) {
+            if (!have_extra[i]) continue;
+            make_image(fx, &img, KILN_PIXEL_U8, 48, 32, &extra[i], 17 * (uint32_t)(qi + 1), 23 * (uint32_t)(pw + 1), &rng);
+            expect_same_p(fx, &img, f, q, 0, pw, more[i]);
+            kiln_image_free(&img);
+        }
+        make_etc_blocks(fx, &img, 64, 40, &rng);
+        expect_same_p(fx, &img, f, q, 0, pw, "crafted");
+        for (uint32_t sg = 1; sg <= 128; sg <<= 1)
+            if (sgs & sg) expect_same_p(fx, &img, f, q, sg, pw, "crafted, required subgroup size");
+        kiln_image_free(&img);
+        make_image(fx, &img, KILN_PIXEL_U8, 16, 12, NULL, 0, 0, &rng);
+        expect_same_p(fx, &img, f, q, 0, pw, "random");
+        kiln_image_free(&img);
+        for (size_t s = 0; s < 3; s++) {
+            make_image(fx, &img, KILN_PIXEL_U8, odd[s][0], odd[s][1], fx->have_rock ? &fx->rock : NULL, 7, 9, &rng);
+            expect_same_p(fx, &img, f, q, 0, pw, "odd size");
+            kiln_image_free(&img);
+        }
+        make_image(fx, &img, KILN_PIXEL_U16, 9, 6, fx->have_rock ? &fx->rock : NULL, 40, 40, &rng);
+        expect_same_p(fx, &img, f, q, 0, pw, "16-bit");
+        kiln_image_free(&img);
+        make_image(fx, &img, KILN_PIXEL_F32, 6, 9, fx->have_rock ? &fx->rock : NULL, 60, 20, &rng);
+        expect_same_p(fx, &img, f, q, 0, pw, "float");
+        kiln_image_free(&img);
+    }
+    /* ETC2 RGB / RGBA at FAST: ETC1 / planar on the GPU, the T/H blocks re-encoded on the CPU; RGBA adds the
+     * EAC alpha pass */
+    static const kiln_format etc2f[4] = {KILN_FORMAT_ETC2_RGB8_UNORM, KILN_FORMAT_ETC2_RGB8_SRGB, KILN_FORMAT_ETC2_RGBA8_UNORM,
+                                         KILN_FORMAT_ETC2_RGBA8_SRGB};
+    for (int fi = 0; fi < 4; fi++) {
+        const kiln_format f = etc2f[fi];
+        const int pw = fi & 1;
+        kiln_image img;
+        for (int i = 0; i < 3; i++) {
+            if (!have_extra[i]) continue;
+            make_image(fx, &img, KILN_PIXEL_U8, 64, 40, &extra[i], 31 * (uint32_t)(i + 1), 11 * (uint32_t)(fi + 1), &rng);
+            expect_same_p(fx, &img, f, KILN_QUALITY_FAST, 0, pw, more[i]);
+            kiln_image_free(&img);
+        }
+        make_etc_blocks(fx, &img, 64, 40, &rng);
+        expect_same_p(fx, &img, f, KILN_QUALITY_FAST, 0, pw, "crafted");
+        for (uint32_t sg = 1; sg <= 128; sg <<= 1)
+            if (sgs & sg) expect_same_p(fx, &img, f, KILN_QUALITY_FAST, sg, pw, "crafted, required subgroup size");
+        kiln_image_free(&img);
+        for (size_t s = 0; s < 3; s++) {
+            make_image(fx, &img, KILN_PIXEL_U8, odd[s][0], odd[s][1], NULL, 0, 0, &rng);
+            expect_same_p(fx, &img, f, KILN_QUALITY_FAST, 0, pw, "odd size");
+            kiln_image_free(&img);
+        }
+        make_image(fx, &img, KILN_PIXEL_U16, 9, 6, fx->have_rock ? &fx->rock : NULL, 40, 40, &rng);
+        expect_same_p(fx, &img, f, KILN_QUALITY_FAST, 0, pw, "16-bit");
+        kiln_image_free(&img);
+    }
+    for (int i = 0; i < 3; i++)
+        if (have_extra[i]) kiln_image_free(&extra[i]);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
 static void eac_kiln_equals_cpu(void **state)
@@ -375,8 +500,12 @@ static void unsupported_paths(void **state)
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_INVALID_ARGUMENT);
     ep.gpu_strategy = 0;
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, 31), KILN_ERR_INVALID_ARGUMENT);
-    /* the ETC colour formats have no GPU encoder yet: VULKAN reports it, AUTO falls back to the CPU */
-    kiln_encode_params_init(&ep, KILN_FORMAT_ETC1_UNORM, KILN_QUALITY_FAST);
+    /* ETC2 RGB above FAST and the other ETC2 colour formats have no GPU encoder yet: VULKAN reports it,
+     * AUTO falls back to the CPU */
+    kiln_encode_params_init(&ep, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_NORMAL);
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
+    assert_non_null(strstr(kiln_last_error(fx->gpu), "no GPU encoder"));
+    kiln_encode_params_init(&ep, KILN_FORMAT_ETC2_RGB8A1_UNORM, KILN_QUALITY_FAST);
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
     assert_non_null(strstr(kiln_last_error(fx->gpu), "no GPU encoder"));
     ep.format = KILN_FORMAT_EAC_R11_UNORM;
@@ -393,6 +522,7 @@ static void unsupported_paths(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(etc1_kiln_equals_cpu),
         cmocka_unit_test(eac_kiln_equals_cpu),
         cmocka_unit_test(eac_kiln_subgroup_sizes),
         cmocka_unit_test(eac_seed_design),

@@ -5,7 +5,9 @@
  *    texture against the source clears a floor and stays within a measured margin of the CPU encoder
  *    at the same quality; preload and direct reads give the same bytes; every subgroup size the device
  *    lets us require gives the same bytes; odd sizes 1x1, 3x5, 13x7; 16-bit sources.
- *  - kiln's strategy (0) still reports KILN_ERR_UNSUPPORTED for ETC1.
+ *  - radius 2 (high / max) searches a superset of radius 1's (normal) candidates: its PSNR is not
+ *    below normal's (0.05 dB slack for the differential fallback). The old failure: lavapipe's shared
+ *    loop-iteration cap stopped the selector loop after one iteration (see enc_etc1_seed.comp).
  * Runs with the Vulkan validation layer on and asserts it reported nothing. Skipped without a device. */
 #include "support.h"
 #include "gpu/gpu.h"
@@ -121,12 +123,13 @@ static void etc1_seed_quality(void **state)
     kt_rng rng;
     kt_rng_seed(&rng, 11);
     unsigned counts[4] = {0, 0, 0, 0};
-    double worst = 1e9;
+    double worst = 1e9, normal[3] = {0, 0, 0};
     for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
         for (int s = 0; s < 3; s++) {
             if (s < 2 && !fx->have[s]) continue;
             kiln_image img;
-            if (s < 2) make_image(fx, &img, KILN_PIXEL_U8, 32, 24, &fx->src[s], 40 + 8u * (uint32_t)q, 60, &rng);
+            kt_rng_seed(&rng, 11); /* the same images at every quality */
+            if (s < 2) make_image(fx, &img, KILN_PIXEL_U8, 32, 24, &fx->src[s], 56, 60, &rng);
             else make_image(fx, &img, KILN_PIXEL_U8, 16, 8, NULL, 0, 0, &rng);
             kiln_texture tg = encode(fx, fx->gpu, &img, (kiln_quality)q, 1);
             kiln_texture tc = encode(fx, fx->cpu, &img, (kiln_quality)q, 0);
@@ -138,6 +141,9 @@ static void etc1_seed_quality(void **state)
             /* the seed searches less widely than kiln's CPU encoder: a measured margin, 1.5 dB */
             if (!(pg >= pcpu - 1.5)) fail_msg("ETC1 seed q%d image %d: %.2f dB, the CPU %.2f dB", q, s, pg, pcpu);
             if (pg - pcpu < worst) worst = pg - pcpu;
+            if (q == KILN_QUALITY_NORMAL) normal[s] = pg;
+            if (q >= KILN_QUALITY_HIGH && !(pg >= normal[s] - 0.05))
+                fail_msg("ETC1 seed q%d image %d: radius 2 gives %.2f dB, radius 1 (normal) %.2f dB", q, s, pg, normal[s]);
             kiln_texture_free(&tg);
             kiln_texture_free(&tc);
             kiln_image_free(&img);
@@ -199,15 +205,6 @@ static void etc1_seed_variants(void **state)
         kiln_image_free(&img16);
     }
     unsetenv("KILN_GPU_ETC_PRELOAD");
-    /* kiln's strategy has no ETC1 GPU encoder yet */
-    kiln_image img;
-    make_image(fx, &img, KILN_PIXEL_U8, 8, 8, NULL, 0, 0, &rng);
-    uint8_t buf[32];
-    kiln_encode_params ep;
-    kiln_encode_params_init(&ep, KILN_FORMAT_ETC1_UNORM, KILN_QUALITY_FAST);
-    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
-    assert_non_null(strstr(kiln_last_error(fx->gpu), "no GPU encoder"));
-    kiln_image_free(&img);
     if (!kiln__gpu_validation_active(fx->gpu))
         print_message("note: VK_LAYER_KHRONOS_validation is not installed: validation was not checked\n");
     else

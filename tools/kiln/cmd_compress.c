@@ -1,19 +1,30 @@
-/* cmd_compress.c - `kiln compress IN -f FORMAT [options] -o OUT.ktx2|OUT.dds`: load an image, optionally
- * build its mip chain, encode every level (on the GPU when one is present and the format has a GPU
- * encoder, else on all CPU cores), write a KTX2 or DDS file atomically. */
+/* cmd_compress.c - `kiln compress IN... -f FORMAT[,FORMAT...] [options] -o OUT`: load images, optionally
+ * build their mip chains, encode every level (on the GPU when one is present and the format has a GPU
+ * encoder, else on all CPU cores), write KTX2 or DDS files atomically. Several inputs and formats go
+ * through kiln_encode_batch (the GPU overlaps the images' uploads, kernels and downloads; the formats
+ * of one image share its upload; --backend both splits the images between the CPU and the GPU); the
+ * output name is then a template ({name}, {fmt}) or a directory. */
 #include "cli.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static void help(void)
 {
-    printf("usage: kiln compress IN -f FORMAT [options] -o OUT.ktx2|OUT.dds\n\n"
-           "Encodes an image (PNG, JPEG, TGA, BMP, HDR, EXR) into a texture: one level, or with --mips\n"
-           "the whole chain. The output is deterministic: the same bytes for any thread count.\n\n"
-           "  -f, --format F        bc1, bc1a, bc2, bc3, bc4, bc5, etc1, etc2-rgb, etc2-rgb-a1, etc2-rgba,\n"
+    printf("usage: kiln compress IN... -f FORMAT[,FORMAT...] [options] -o OUT.ktx2|OUT.dds|TEMPLATE|DIR/\n\n"
+           "Encodes images (PNG, JPEG, TGA, BMP, HDR, EXR) into textures: one level, or with --mips\n"
+           "the whole chain. The output is deterministic: the same bytes for any thread count.\n"
+           "Several inputs and/or formats: -o is a template with {name} (the input's file name without\n"
+           "directory and extension) and {fmt} (the format's name, e.g. bc1-srgb), e.g.\n"
+           "  kiln compress a.png b.png -f bc1,etc2-rgb -o out/{name}_{fmt}.ktx2\n"
+           "or a directory (ending in / or existing): DIR/{name}.ktx2, or DIR/{name}_{fmt}.ktx2 for\n"
+           "several formats. On the GPU, images and formats of one run share uploads and overlap.\n\n"
+           "  -f, --format F[,F..]  bc1, bc1a, bc2, bc3, bc4, bc5, etc1, etc2-rgb, etc2-rgb-a1, etc2-rgba,\n"
            "                        eac-r11, eac-rg11, r8, rg8, rgba8, rgba16f, rgba32f; or a full name\n"
            "                        (bc1-srgb, bc4-snorm), a Vulkan or DXGI name, or DXT1/DXT5/ATI2...\n"
            "                        ('kiln formats' lists them all)\n"
@@ -43,7 +54,10 @@ static void help(void)
            "  -o, --output F        output file; .ktx2 (or .ktx) writes KTX2, .dds writes DDS\n"
            "  -j, --threads N       worker threads (0 = all cores, the default)\n"
            "  --backend B           auto (default: a real GPU when present and the format has a GPU encoder,\n"
-           "                        else the CPU), cpu, or vulkan (fails if no device or no GPU encoder)\n"
+           "                        else the CPU), cpu, vulkan (fails if no device or no GPU encoder), or\n"
+           "                        both: the CPU and the GPU encode the images of a batch side by side\n"
+           "                        (formats without a GPU encoder run on the CPU; the same bytes; with\n"
+           "                        --mips it acts as auto)\n"
            "  --device N            the Vulkan device to use ('kiln devices' lists them)\n"
            "  --gpu-strategy S      kiln (default) or seed (the betsy / cluster-fit paper designs, for comparison)\n"
            "  --progress auto|always|never   progress bar on stderr (auto: when it is a terminal)\n"
@@ -84,32 +98,176 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+#define MAX_FORMATS 8
+
+/* The output path of input `in` in format `fmt` (see help()); -1 when it does not fit. */
+static int output_path(const char *tmpl, int dir_mode, int nfmt, const char *in, const char *fmt, char *out, size_t cap)
+{
+    const char *slash = strrchr(in, '/');
+    const char *base = slash ? slash + 1 : in;
+    const char *dot = strrchr(base, '.');
+    size_t blen = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    int n;
+    if (dir_mode) {
+        size_t tl = strlen(tmpl);
+        int sep = tl > 0 && tmpl[tl - 1] != '/';
+        n = nfmt > 1 ? snprintf(out, cap, "%s%s%.*s_%s.ktx2", tmpl, sep ? "/" : "", (int)blen, base, fmt)
+                     : snprintf(out, cap, "%s%s%.*s.ktx2", tmpl, sep ? "/" : "", (int)blen, base);
+        return n < 0 || (size_t)n >= cap ? -1 : 0;
+    }
+    size_t o = 0;
+    for (const char *t = tmpl; *t;) {
+        const char *rep = NULL;
+        size_t rlen = 0, skip = 1;
+        if (!strncmp(t, "{name}", 6)) rep = base, rlen = blen, skip = 6;
+        else if (!strncmp(t, "{fmt}", 5)) rep = fmt, rlen = strlen(fmt), skip = 5;
+        else rep = t, rlen = 1;
+        if (o + rlen + 1 > cap) return -1;
+        memcpy(out + o, rep, rlen);
+        o += rlen;
+        t += skip;
+    }
+    out[o] = 0;
+    return 0;
+}
+
+static int is_directory(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* Loads inputs[0 .. n-1] into imgs on up to `threads` threads (each with its own one-thread CPU
+ * context); on failure the first failing input is loaded again on ctx for its message. */
+typedef struct load_job {
+    const char **inputs;
+    kiln_image *imgs;
+    kiln_status *status;
+    uint32_t n;
+    atomic_uint next;
+} load_job;
+
+static void *load_worker(void *user)
+{
+    load_job *j = user;
+    kiln_context_params cp;
+    kiln_context_params_init(&cp);
+    cp.threads = 1;
+    cp.backend = KILN_BACKEND_CPU;
+    kiln_context *lc = NULL;
+    kiln_status cst = kiln_context_create(&cp, &lc);
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&j->next, 1u);
+        if (i >= j->n) break;
+        j->status[i] = cst == KILN_OK ? kiln_image_load(lc, j->inputs[i], &j->imgs[i]) : cst;
+    }
+    kiln_context_free(lc);
+    return NULL;
+}
+
+static kiln_status load_images(kiln_context *ctx, const char **inputs, uint32_t n, kiln_image *imgs, uint32_t threads)
+{
+    kiln_status status[64];
+    if (n > 64 || n < 2 || threads < 2) {
+        for (uint32_t i = 0; i < n; i++) {
+            kiln_status st = kiln_image_load(ctx, inputs[i], &imgs[i]);
+            if (st != KILN_OK) return st;
+        }
+        return KILN_OK;
+    }
+    load_job j = {inputs, imgs, status, n, 0};
+    atomic_init(&j.next, 0u);
+    pthread_t th[16];
+    uint32_t nt = threads < n ? threads : n, started = 0;
+    if (nt > 16) nt = 16;
+    for (uint32_t t = 0; t < nt; t++) {
+        status[t] = KILN_OK;
+        if (pthread_create(&th[started], NULL, load_worker, &j) == 0) started++;
+    }
+    load_worker(&j); /* this thread helps, and finishes the queue if no thread started */
+    for (uint32_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+    for (uint32_t i = 0; i < n; i++)
+        if (status[i] != KILN_OK) {
+            for (uint32_t k = 0; k < n; k++) kiln_image_free(&imgs[k]);
+            return kiln_image_load(ctx, inputs[i], &imgs[i]); /* the message, on ctx */
+        }
+    return KILN_OK;
+}
+
+static void *warm_gpu(void *ctx)
+{
+    (void)kiln_context_backend(ctx);
+    return NULL;
+}
+
+/* The next chunk's loading, on its own thread (and its own context for the message). */
+typedef struct prefetch_job {
+    kiln_context *ctx;
+    const char **inputs;
+    uint32_t n, threads;
+    kiln_image *imgs;
+    kiln_status st;
+} prefetch_job;
+
+static void *prefetch_main(void *user)
+{
+    prefetch_job *p = user;
+    p->st = load_images(p->ctx, p->inputs, p->n, p->imgs, p->threads);
+    return NULL;
+}
+
 int kiln_cmd_compress(int argc, char **argv)
 {
     static const char *cmd = "compress";
     kiln_cli_common c;
     kiln_cli_common_init(&c);
-    const char *in = NULL, *outp = NULL, *fmt_name = NULL;
+    const char *outp = NULL, *fmt_name = NULL;
+    const char **inputs = calloc((size_t)argc, sizeof *inputs);
+    if (!inputs) return kiln_cli_usage_error(cmd, "out of memory"), KILN_EXIT_FAILURE;
+    uint32_t ninputs = 0;
     kiln_quality quality = KILN_QUALITY_HIGH;
-    int srgb = 0, linear = 0, snorm = 0, perceptual = 0, dither = 0, cutout = 0;
+    int srgb = 0, linear = 0, snorm = 0, perceptual = 0, dither = 0, cutout = 0, both = 0;
     unsigned threshold = 128, zstd = 0;
     kiln_dds_header dds = KILN_DDS_HEADER_AUTO;
     int mips = 0, gpu_strategy = 0, bc1_black = 0;
     unsigned mip_levels = 0;
     kiln_mip_params mp;
     kiln_mip_params_init(&mp);
+    int rc = KILN_EXIT_OK;
+#define USAGE(...)                                                                                           \
+    do {                                                                                                     \
+        rc = kiln_cli_usage_error(cmd, __VA_ARGS__);                                                         \
+        goto done_args;                                                                                      \
+    } while (0)
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             help();
+            free(inputs);
             return KILN_EXIT_OK;
         }
+        /* --backend both: this command's own (the CPU and the GPU side by side) */
+        if ((!strcmp(a, "--backend") && i + 1 < argc && !strcmp(argv[i + 1], "both")) || !strcmp(a, "--backend=both")) {
+            both = 1;
+            c.ctx_params.backend = KILN_BACKEND_AUTO;
+            if (a[9] != '=') i++;
+            continue;
+        }
         int r = kiln_cli_common_option(&c, argc, argv, &i);
-        if (r < 0) return KILN_EXIT_USAGE;
-        if (r > 0) continue;
+        if (r < 0) {
+            rc = KILN_EXIT_USAGE;
+            goto done_args;
+        }
+        if (r > 0) {
+            if (!strncmp(a, "--backend", 9)) both = 0;
+            continue;
+        }
         r = kiln_cli_mip_option(cmd, &mp, argc, argv, &i);
-        if (r < 0) return KILN_EXIT_USAGE;
+        if (r < 0) {
+            rc = KILN_EXIT_USAGE;
+            goto done_args;
+        }
         if (r > 0) {
             mips |= 2; /* a mip option was given: checked against --mips below */
             continue;
@@ -118,18 +276,17 @@ int kiln_cmd_compress(int argc, char **argv)
             mips |= 1;
             /* the count is optional: a following plain number is it */
             if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
-                if (kiln_cli_parse_u32(argv[i + 1], &mip_levels))
-                    return kiln_cli_usage_error(cmd, "--mips takes a level count, not '%s'", argv[i + 1]);
+                if (kiln_cli_parse_u32(argv[i + 1], &mip_levels)) USAGE("--mips takes a level count, not '%s'", argv[i + 1]);
                 i++;
             }
             continue;
         }
         if (!strcmp(a, "--gpu-strategy")) {
-            if (i + 1 >= argc) return kiln_cli_usage_error(cmd, "--gpu-strategy needs kiln or seed");
+            if (i + 1 >= argc) USAGE("--gpu-strategy needs kiln or seed");
             const char *v = argv[++i];
             if (!strcmp(v, "kiln")) gpu_strategy = 0;
             else if (!strcmp(v, "seed")) gpu_strategy = 1;
-            else return kiln_cli_usage_error(cmd, "unknown GPU strategy '%s' (kiln or seed)", v);
+            else USAGE("unknown GPU strategy '%s' (kiln or seed)", v);
             continue;
         }
         const char *val = NULL;
@@ -137,20 +294,18 @@ int kiln_cmd_compress(int argc, char **argv)
                     !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--alpha-threshold") ||
                     !strcmp(a, "--zstd");
         if (takes) {
-            if (i + 1 >= argc) return kiln_cli_usage_error(cmd, "%s needs a value (see kiln compress --help)", a);
+            if (i + 1 >= argc) USAGE("%s needs a value (see kiln compress --help)", a);
             val = argv[++i];
         }
         if (!strcmp(a, "-f") || !strcmp(a, "--format")) fmt_name = val;
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) outp = val;
         else if (!strcmp(a, "-q") || !strcmp(a, "--quality")) {
-            if (parse_quality(val, &quality))
-                return kiln_cli_usage_error(cmd, "unknown quality '%s' (fast, normal, high or max)", val);
+            if (parse_quality(val, &quality)) USAGE("unknown quality '%s' (fast, normal, high or max)", val);
         } else if (!strcmp(a, "--alpha-threshold")) {
             if (kiln_cli_parse_u32(val, &threshold) || threshold > 255)
-                return kiln_cli_usage_error(cmd, "--alpha-threshold needs a value from 0 to 255, not '%s'", val);
+                USAGE("--alpha-threshold needs a value from 0 to 255, not '%s'", val);
         } else if (!strcmp(a, "--zstd")) {
-            if (kiln_cli_parse_u32(val, &zstd) || zstd < 1 || zstd > 22)
-                return kiln_cli_usage_error(cmd, "--zstd needs a level from 1 to 22, not '%s'", val);
+            if (kiln_cli_parse_u32(val, &zstd) || zstd < 1 || zstd > 22) USAGE("--zstd needs a level from 1 to 22, not '%s'", val);
         } else if (!strcmp(a, "--srgb")) srgb = 1;
         else if (!strcmp(a, "--linear")) linear = 1;
         else if (!strcmp(a, "--snorm")) snorm = 1;
@@ -160,104 +315,245 @@ int kiln_cmd_compress(int argc, char **argv)
         else if (!strcmp(a, "--alpha-cutout")) cutout = 1;
         else if (!strcmp(a, "--dx10")) dds = KILN_DDS_HEADER_DX10;
         else if (!strcmp(a, "--dx9")) dds = KILN_DDS_HEADER_LEGACY;
-        else if (a[0] == '-' && a[1]) return kiln_cli_usage_error(cmd, "unknown option '%s' (see kiln compress --help)", a);
-        else if (!in) in = a;
-        else return kiln_cli_usage_error(cmd, "more than one input ('%s' and '%s')", in, a);
+        else if (a[0] == '-' && a[1]) USAGE("unknown option '%s' (see kiln compress --help)", a);
+        else inputs[ninputs++] = a;
     }
-    if (!in) return kiln_cli_usage_error(cmd, "no input image (see kiln compress --help)");
-    if (!fmt_name) return kiln_cli_usage_error(cmd, "no format: give -f FORMAT (e.g. -f bc1; 'kiln formats' lists them)");
-    if (!outp) return kiln_cli_usage_error(cmd, "no output: give -o OUT.ktx2 or -o OUT.dds");
-    if (srgb && linear) return kiln_cli_usage_error(cmd, "--srgb and --linear contradict each other");
-    if (srgb && snorm) return kiln_cli_usage_error(cmd, "--srgb and --snorm contradict each other");
+done_args:
+#undef USAGE
+    if (rc != KILN_EXIT_OK) {
+        free(inputs);
+        return rc;
+    }
+    kiln_format formats[MAX_FORMATS];
+    const kiln_format_info *fis[MAX_FORMATS];
+    uint32_t nfmt = 0;
+    char *out_names = NULL;
+    kiln_context *ctx = NULL;
+    prefetch_job pf;
+    memset(&pf, 0, sizeof pf);
+#define FAIL_USAGE(...)                                                                                      \
+    do {                                                                                                     \
+        rc = kiln_cli_usage_error(cmd, __VA_ARGS__);                                                         \
+        goto cleanup;                                                                                        \
+    } while (0)
+    if (!ninputs) FAIL_USAGE("no input image (see kiln compress --help)");
+    if (!fmt_name) FAIL_USAGE("no format: give -f FORMAT (e.g. -f bc1; 'kiln formats' lists them)");
+    if (!outp) FAIL_USAGE("no output: give -o OUT.ktx2 or -o OUT.dds");
+    if (srgb && linear) FAIL_USAGE("--srgb and --linear contradict each other");
+    if (srgb && snorm) FAIL_USAGE("--srgb and --snorm contradict each other");
 
-    /* format: any name, then the variant flags */
-    kiln_format format = kiln_format_from_name(fmt_name);
-    if (format == KILN_FORMAT_UNDEFINED)
-        return kiln_cli_usage_error(cmd, "unknown format '%s' ('kiln formats' lists the names)", fmt_name);
-    const kiln_format_info *fi = kiln_format_get_info(format);
-    if (srgb || linear || snorm) {
-        uint32_t flags = fi->flags & (KILN_FF_SRGB | KILN_FF_SIGNED);
-        if (srgb) flags = (flags & ~KILN_FF_SIGNED) | KILN_FF_SRGB;
-        if (linear) flags &= ~KILN_FF_SRGB;
-        if (snorm) flags = (flags & ~KILN_FF_SRGB) | KILN_FF_SIGNED;
-        kiln_format v = kiln_format_from_cli(fi->cli_base, flags);
-        if (v == KILN_FORMAT_UNDEFINED)
-            return kiln_cli_usage_error(cmd, "%s has no %s variant", fi->cli_base,
-                                        srgb ? "sRGB" : snorm ? "signed (SNORM)" : "linear");
-        format = v;
-        fi = kiln_format_get_info(format);
+    /* formats: any names, comma-separated, then the variant flags on each */
+    for (const char *p = fmt_name;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char one[128];
+        if (len == 0 || len >= sizeof one) FAIL_USAGE("bad format list '%s' (e.g. -f bc1,etc2-rgb)", fmt_name);
+        if (nfmt == MAX_FORMATS) FAIL_USAGE("at most %d formats at once", MAX_FORMATS);
+        memcpy(one, p, len);
+        one[len] = 0;
+        kiln_format format = kiln_format_from_name(one);
+        if (format == KILN_FORMAT_UNDEFINED) FAIL_USAGE("unknown format '%s' ('kiln formats' lists the names)", one);
+        const kiln_format_info *fi = kiln_format_get_info(format);
+        if (srgb || linear || snorm) {
+            uint32_t flags = fi->flags & (KILN_FF_SRGB | KILN_FF_SIGNED);
+            if (srgb) flags = (flags & ~KILN_FF_SIGNED) | KILN_FF_SRGB;
+            if (linear) flags &= ~KILN_FF_SRGB;
+            if (snorm) flags = (flags & ~KILN_FF_SRGB) | KILN_FF_SIGNED;
+            kiln_format v = kiln_format_from_cli(fi->cli_base, flags);
+            if (v == KILN_FORMAT_UNDEFINED)
+                FAIL_USAGE("%s has no %s variant", fi->cli_base, srgb ? "sRGB" : snorm ? "signed (SNORM)" : "linear");
+            format = v;
+            fi = kiln_format_get_info(format);
+        }
+        for (uint32_t k = 0; k < nfmt; k++)
+            if (formats[k] == format) FAIL_USAGE("format %s is given twice", fi->name);
+        if (bc1_black && fi->format != KILN_FORMAT_BC1_RGB_UNORM && fi->format != KILN_FORMAT_BC1_RGB_SRGB)
+            FAIL_USAGE("--bc1-black applies to bc1 (RGB) only, not %s", fi->name);
+        formats[nfmt] = format;
+        fis[nfmt++] = fi;
+        if (!comma) break;
+        p = comma + 1;
     }
 
-    const char *ext = extension(outp);
-    int is_dds = !strcasecmp(ext, ".dds");
-    if (!is_dds && strcasecmp(ext, ".ktx2") && strcasecmp(ext, ".ktx"))
-        return kiln_cli_usage_error(cmd, "%s: the output must end in .ktx2, .ktx or .dds", outp);
-    if (is_dds && fi->dxgi_format == 0)
-        return kiln_cli_usage_error(cmd, "%s: DDS cannot hold %s (DXGI has no such format); write a .ktx2 file",
-                                    outp, fi->name);
-    if (is_dds && zstd) return kiln_cli_usage_error(cmd, "--zstd applies to KTX2 output only");
-    if (!is_dds && dds != KILN_DDS_HEADER_AUTO) return kiln_cli_usage_error(cmd, "--dx10/--dx9 apply to DDS output only");
-    if (bc1_black && fi->format != KILN_FORMAT_BC1_RGB_UNORM && fi->format != KILN_FORMAT_BC1_RGB_SRGB)
-        return kiln_cli_usage_error(cmd, "--bc1-black applies to bc1 (RGB) only, not %s", fi->name);
-    if (mips == 2) return kiln_cli_usage_error(cmd, "--filter, --wrap, --alpha, --alpha-coverage, --normal and --mip-strategy need --mips");
-    if (mips && mp.normal_map && srgb) return kiln_cli_usage_error(cmd, "--normal and --srgb contradict each other");
+    /* outputs: one file, a template or a directory */
+    const size_t ncap = 4096;
+    const uint32_t nout = ninputs * nfmt;
+    size_t tl = strlen(outp);
+    int dir_mode = (tl > 0 && outp[tl - 1] == '/') || is_directory(outp);
+    if (!dir_mode && ninputs > 1 && !strstr(outp, "{name}"))
+        FAIL_USAGE("%u inputs: -o needs {name} (e.g. -o out/{name}.ktx2) or a directory", ninputs);
+    if (!dir_mode && nfmt > 1 && !strstr(outp, "{fmt}"))
+        FAIL_USAGE("%u formats: -o needs {fmt} (e.g. -o {name}_{fmt}.ktx2) or a directory", nfmt);
+    out_names = calloc(nout, ncap);
+    if (!out_names) FAIL_USAGE("out of memory");
+    int any_dds = 0, any_ktx = 0;
+    for (uint32_t i = 0; i < ninputs; i++)
+        for (uint32_t f = 0; f < nfmt; f++) {
+            char *o = out_names + ((size_t)i * nfmt + f) * ncap;
+            if (output_path(outp, dir_mode, nfmt, inputs[i], fis[f]->name, o, ncap))
+                FAIL_USAGE("output name for %s is too long", inputs[i]);
+            const char *ext = extension(o);
+            int is_dds = !strcasecmp(ext, ".dds");
+            if (!is_dds && strcasecmp(ext, ".ktx2") && strcasecmp(ext, ".ktx"))
+                FAIL_USAGE("%s: the output must end in .ktx2, .ktx or .dds", o);
+            if (is_dds && fis[f]->dxgi_format == 0)
+                FAIL_USAGE("%s: DDS cannot hold %s (DXGI has no such format); write a .ktx2 file", o, fis[f]->name);
+            any_dds |= is_dds;
+            any_ktx |= !is_dds;
+            for (uint32_t k = 0; k < i * nfmt + f; k++)
+                if (!strcmp(out_names + (size_t)k * ncap, o)) FAIL_USAGE("two outputs would both be written to %s", o);
+        }
+    if (any_dds && zstd) FAIL_USAGE("--zstd applies to KTX2 output only");
+    if (any_ktx && dds != KILN_DDS_HEADER_AUTO) FAIL_USAGE("--dx10/--dx9 apply to DDS output only");
+    if (mips == 2) FAIL_USAGE("--filter, --wrap, --alpha, --alpha-coverage, --normal and --mip-strategy need --mips");
+    if (mips && mp.normal_map && srgb) FAIL_USAGE("--normal and --srgb contradict each other");
     mp.levels = mip_levels;
 
-    kiln_context *ctx = kiln_cli_context(&c, cmd);
-    if (!ctx) return KILN_EXIT_FAILURE;
-    kiln_image img;
-    memset(&img, 0, sizeof img);
-    kiln_texture tex;
-    memset(&tex, 0, sizeof tex);
-    double t0 = now_s(), t1 = t0;
-    kiln_status st = kiln_image_load(ctx, in, &img);
+    ctx = kiln_cli_context(&c, cmd);
+    if (!ctx) {
+        rc = KILN_EXIT_FAILURE;
+        goto cleanup;
+    }
+    kiln_encode_params eps[MAX_FORMATS];
+    for (uint32_t f = 0; f < nfmt; f++) {
+        kiln_encode_params *ep = &eps[f];
+        kiln_encode_params_init(ep, formats[f], quality);
+        ep->perceptual = perceptual;
+        ep->dither = dither;
+        ep->alpha_threshold = (uint8_t)threshold;
+        ep->alpha_cutout = cutout;
+        ep->gpu_strategy = gpu_strategy;
+        ep->bc1_black = bc1_black;
+    }
+    kiln_save_params sp;
+    kiln_save_params_init(&sp);
+    sp.zstd_level = (int)zstd;
+    sp.dds_header = dds;
+
+    /* images in chunks (bounded memory): load, encode the chunk (kiln_encode_batch, or per image
+     * with --mips), write every output; the next chunk loads on another thread meanwhile */
+    enum { CHUNK_IMAGES = 64 };
+    const size_t chunk_bytes = (size_t)512 << 20;
+    kiln_image bufs[2][CHUNK_IMAGES];
+    memset(bufs, 0, sizeof bufs);
+    kiln_image *imgs = bufs[0], *next_imgs = bufs[1];
+    kiln_texture *tex = calloc((size_t)CHUNK_IMAGES * nfmt, sizeof *tex);
+    kiln_status st = tex ? KILN_OK : KILN_ERR_OUT_OF_MEMORY;
+    kiln_context *err_ctx = ctx; /* where the failure's message is */
+    double total_secs = 0.0, total_pix = 0.0;
+    uint32_t written = 0, want = 1, n = 0;
+    {
+        kiln_context_params cp;
+        kiln_context_params_init(&cp);
+        cp.threads = 1;
+        cp.backend = KILN_BACKEND_CPU;
+        if (st == KILN_OK && kiln_context_create(&cp, &pf.ctx) != KILN_OK) st = KILN_ERR_OUT_OF_MEMORY;
+    }
+    pf.threads = kiln_context_threads(ctx);
+    /* the Vulkan device starts (driver start-up: up to a second) while the first chunk loads */
+    pthread_t warm;
+    int warming = st == KILN_OK && c.ctx_params.backend != KILN_BACKEND_CPU &&
+                  pthread_create(&warm, NULL, warm_gpu, ctx) == 0;
+    /* the first chunk (on the loader's context while ctx is busy): its size from the first image's */
     if (st == KILN_OK) {
-        kiln_encode_params ep;
-        kiln_encode_params_init(&ep, format, quality);
-        ep.perceptual = perceptual;
-        ep.dither = dither;
-        ep.alpha_threshold = (uint8_t)threshold;
-        ep.alpha_cutout = cutout;
-        ep.gpu_strategy = gpu_strategy;
-        ep.bc1_black = bc1_black;
-        t0 = now_s();
-        if (mips) st = kiln_encode_mips(ctx, &img, &ep, &mp, &tex);
-        else st = kiln_encode(ctx, &img, &ep, &tex);
-        t1 = now_s();
+        st = kiln_image_load(pf.ctx, inputs[0], &imgs[0]);
+        if (st != KILN_OK) err_ctx = pf.ctx;
     }
     if (st == KILN_OK) {
-        kiln_save_params sp;
-        kiln_save_params_init(&sp);
-        sp.container = is_dds ? KILN_CONTAINER_DDS : KILN_CONTAINER_KTX2;
-        sp.zstd_level = (int)zstd;
-        sp.dds_header = dds;
-        st = kiln_texture_save(ctx, &tex, outp, &sp);
+        size_t per = (size_t)imgs[0].width * imgs[0].height * 4 * (size_t)imgs[0].type;
+        want = (uint32_t)(chunk_bytes / (per ? per : 1));
+        if (want < 1) want = 1;
+        if (want > CHUNK_IMAGES) want = CHUNK_IMAGES;
+        n = want < ninputs ? want : ninputs;
+        if (n > 1) st = load_images(pf.ctx, inputs + 1, n - 1, imgs + 1, pf.threads);
+        if (st != KILN_OK) {
+            kiln_image_free(&imgs[0]);
+            err_ctx = pf.ctx;
+        }
     }
-    int rc;
+    if (warming) pthread_join(warm, NULL); /* a failure is reported (on ctx) by the encode itself */
+    for (uint32_t i0 = 0; i0 < ninputs && st == KILN_OK;) {
+        const uint32_t i1 = i0 + n, n1 = ninputs - i1 < want ? ninputs - i1 : want;
+        pthread_t th;
+        int threaded = 0;
+        if (n1) {
+            pf.inputs = inputs + i1;
+            pf.n = n1;
+            pf.imgs = next_imgs;
+            pf.st = KILN_OK;
+            threaded = pthread_create(&th, NULL, prefetch_main, &pf) == 0;
+        }
+        double t0 = now_s();
+        if (mips) {
+            for (uint32_t i = 0; i < n && st == KILN_OK; i++)
+                for (uint32_t f = 0; f < nfmt && st == KILN_OK; f++)
+                    st = kiln_encode_mips(ctx, &imgs[i], &eps[f], &mp, &tex[i * nfmt + f]);
+        } else {
+            st = kiln_encode_batch(ctx, imgs, n, eps, nfmt, both ? KILN_ENCODE_BATCH_SPLIT : 0, tex);
+        }
+        double secs = now_s() - t0;
+        total_secs += secs;
+        double chunk_pix = 0.0;
+        for (uint32_t i = 0; i < n && st == KILN_OK; i++)
+            for (uint32_t f = 0; f < nfmt; f++)
+                for (uint32_t l = 0; l < tex[i * nfmt + f].levels; l++)
+                    chunk_pix += (double)kiln_level_dim(imgs[i].width, l) * kiln_level_dim(imgs[i].height, l);
+        total_pix += chunk_pix;
+        for (uint32_t i = 0; i < n && st == KILN_OK; i++)
+            for (uint32_t f = 0; f < nfmt && st == KILN_OK; f++) {
+                const char *o = out_names + ((size_t)(i0 + i) * nfmt + f) * ncap;
+                sp.container = !strcasecmp(extension(o), ".dds") ? KILN_CONTAINER_DDS : KILN_CONTAINER_KTX2;
+                kiln_texture *t = &tex[i * nfmt + f];
+                st = kiln_texture_save(ctx, t, o, &sp);
+                if (st != KILN_OK) break;
+                written++;
+                if (!c.quiet) {
+                    char where[300];
+                    const kiln_gpu_info *gi = kiln_context_gpu(ctx);
+                    if (kiln_last_gpu_ms(ctx) >= 0.0 && gi)
+                        snprintf(where, sizeof where, "GPU %s%s, kernels %.3f ms", gi->name, both ? " + CPU" : "",
+                                 kiln_last_gpu_ms(ctx));
+                    else
+                        snprintf(where, sizeof where, "CPU, %u thread%s", kiln_context_threads(ctx),
+                                 kiln_context_threads(ctx) == 1 ? "" : "s");
+                    printf("%s: %ux%u -> %s (%s, %s, %u level%s), %.3f s, %.2f Mpix/s, %s\n", inputs[i0 + i], imgs[i].width,
+                           imgs[i].height, o, fis[f]->name, quality_name(quality), t->levels, t->levels == 1 ? "" : "s", secs,
+                           secs > 0 ? chunk_pix / secs / 1e6 : 0.0, where);
+                }
+            }
+        for (uint32_t t = 0; t < n * nfmt; t++) kiln_texture_free(&tex[t]);
+        for (uint32_t i = 0; i < n; i++) kiln_image_free(&imgs[i]);
+        if (n1) {
+            if (threaded) pthread_join(th, NULL);
+            else prefetch_main(&pf);
+            if (pf.st != KILN_OK && st == KILN_OK) {
+                st = pf.st;
+                err_ctx = pf.ctx;
+            } else if (pf.st == KILN_OK && st != KILN_OK) {
+                for (uint32_t i = 0; i < n1; i++) kiln_image_free(&next_imgs[i]);
+            }
+        }
+        kiln_image *sw = imgs;
+        imgs = next_imgs;
+        next_imgs = sw;
+        i0 = i1;
+        n = n1;
+    }
+    free(tex);
     if (st != KILN_OK) {
-        rc = kiln_cli_fail(cmd, ctx, st);
+        rc = kiln_cli_fail(cmd, err_ctx, st);
     } else {
         kiln_cli_progress_done();
-        if (!c.quiet) {
-            double secs = t1 - t0;
-            char where[300];
-            const kiln_gpu_info *gi = kiln_context_gpu(ctx);
-            if (kiln_last_gpu_ms(ctx) >= 0.0 && gi)
-                snprintf(where, sizeof where, "GPU %s, kernels %.3f ms", gi->name, kiln_last_gpu_ms(ctx));
-            else
-                snprintf(where, sizeof where, "CPU, %u thread%s", kiln_context_threads(ctx),
-                         kiln_context_threads(ctx) == 1 ? "" : "s");
-            double pix = 0.0;
-            for (uint32_t l = 0; l < tex.levels; l++)
-                pix += (double)kiln_level_dim(img.width, l) * kiln_level_dim(img.height, l);
-            printf("%s: %ux%u -> %s (%s, %s, %u level%s), %.3f s, %.2f Mpix/s, %s\n", in, img.width, img.height,
-                   outp, fi->name, quality_name(quality), tex.levels, tex.levels == 1 ? "" : "s", secs,
-                   secs > 0 ? pix / secs / 1e6 : 0.0, where);
-        }
+        if (!c.quiet && nout > 1)
+            printf("%u files written, encoding %.3f s, %.2f Mpix/s\n", written, total_secs,
+                   total_secs > 0 ? total_pix / total_secs / 1e6 : 0.0);
         rc = KILN_EXIT_OK;
     }
-    kiln_texture_free(&tex);
-    kiln_image_free(&img);
+cleanup:
+#undef FAIL_USAGE
+    kiln_context_free(pf.ctx);
     kiln_context_free(ctx);
+    free(out_names);
+    free(inputs);
     return rc;
 }
