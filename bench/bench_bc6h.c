@@ -1,14 +1,17 @@
 /* bench_bc6h.c - quality and speed of kiln's BC6H encoders on the HDR test images.
  *
  * usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu]
- *                   [--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B]]
+ *                   [--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B] [--exact]]
  *
  * --gpu-size N: instead, the GPU throughput table: an N x N image tiled from the four test images
  *   (one per quadrant, repeated), kiln's GPU encoder (strategy kiln) at each quality, R timed runs
  *   (default 7, after one warm-up): kernel time min / median (Vulkan timestamps, kiln_last_gpu_ms)
  *   and Gpix/s from each; RMSLE of the whole GPU result; and against the CPU encoder at the same
  *   quality on the first B block rows (default 8: the CPU is slow at max): the fraction of
- *   bit-identical blocks and both RMSLEs on that stripe.
+ *   bit-identical blocks and both RMSLEs on that stripe. Column "x fast": the row's min kernel time
+ *   over quality fast's (enc_bc6h.comp), the lavapipe proxy for the H100 cost. Quality high is the
+ *   GPU-native encoder (enc_bc6h_h.comp); --exact adds the row high-exact (KILN_BC6H_GPU_EXACT=1: the
+ *   CPU-exact port enc_bc6h_q.comp at high).
  *
  * Rows, per image:
  *   cpu-<quality>      kiln's CPU encoder (kiln_encode_image, CPU backend, N threads; default all)
@@ -173,7 +176,7 @@ static double image_rmsle(kiln_context *ctx, const kiln_image *src, kiln_format 
 
 /* The GPU throughput table (--gpu-size). */
 static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, kiln_format fmt, const int qon[4],
-                   uint32_t n, int reps, uint32_t stripe)
+                   uint32_t n, int reps, uint32_t stripe, int with_exact)
 {
     static const char *qname[4] = {"fast", "normal", "high", "max"};
     kiln_image src[NIMG], big, top;
@@ -210,17 +213,23 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
            "CPU check on the first %u block rows (%u CPU threads)\n",
            n, fmt == KILN_FORMAT_BC6H_SFLOAT ? "BC6H_SFLOAT" : "BC6H_UFLOAT", n, n, reps, stripe,
            kiln_context_threads(ctx));
-    printf("%-8s %10s %10s %9s %9s %10s %9s %12s %12s\n", "quality", "min ms", "median ms", "Gpix/s", "Gpix/s-md",
-           "RMSLE", "identical", "stripe-GPU", "stripe-CPU");
+    printf("%-10s %10s %10s %9s %9s %8s %10s %9s %12s %12s\n", "quality", "min ms", "median ms", "Gpix/s", "Gpix/s-md",
+           "x fast", "RMSLE", "identical", "stripe-GPU", "stripe-CPU");
     const double gpix = (double)n * n * 1e-9;
-    for (int q = 0; q < 4; q++) {
-        if (!qon[q]) continue;
+    double fast_ms = 0.0;
+    /* rows: fast, normal, high (GPU-native), high-exact (KILN_BC6H_GPU_EXACT=1, with --exact), max */
+    for (int row = 0; row < 5; row++) {
+        const int q = row < 3 ? row : row - 1, exact = row == 3;
+        if (!qon[q] || (exact && !with_exact)) continue;
+        const char *rname = exact ? "high-exact" : qname[q];
+        if (exact) setenv("KILN_BC6H_GPU_EXACT", "1", 1);
         kiln_encode_params ep;
         kiln_encode_params_init(&ep, fmt, (kiln_quality)q);
         ep.gpu_strategy = 0;
         kiln_status st = kiln_encode_image(gctx, &big, &ep, out, size); /* warm-up (pipeline compile) */
         if (st != KILN_OK) {
-            printf("%-8s %s: %s\n", qname[q], st == KILN_ERR_UNSUPPORTED ? "n/a" : "error", kiln_last_error(gctx));
+            if (exact) unsetenv("KILN_BC6H_GPU_EXACT");
+            printf("%-10s %s: %s\n", rname, st == KILN_ERR_UNSUPPORTED ? "n/a" : "error", kiln_last_error(gctx));
             continue;
         }
         int done = 0;
@@ -228,14 +237,16 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
             if (kiln_encode_image(gctx, &big, &ep, out, size) != KILN_OK) break;
             ms[done++] = kiln_last_gpu_ms(gctx);
         }
+        if (exact) unsetenv("KILN_BC6H_GPU_EXACT");
         if (!done) {
-            printf("%-8s error: %s\n", qname[q], kiln_last_error(gctx));
+            printf("%-10s error: %s\n", rname, kiln_last_error(gctx));
             continue;
         }
         qsort(ms, (size_t)done, sizeof *ms, cmp_double);
         double mn = ms[0], md = done % 2 ? ms[done / 2] : 0.5 * (ms[done / 2 - 1] + ms[done / 2]);
         double rm = image_rmsle(ctx, &big, fmt, out, size);
         /* the CPU encoder at the same quality on the stripe; the GPU's first blocks are the same blocks */
+        if (q == 0) fast_ms = mn;
         double rg = -1.0, rc = -1.0;
         size_t same = 0, nb = (size_t)bx * stripe;
         if (stripe && kiln_encode_image(ctx, &top, &ep, cpu, tsize) == KILN_OK) {
@@ -243,8 +254,8 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
             rg = image_rmsle(ctx, &top, fmt, out, tsize);
             rc = image_rmsle(ctx, &top, fmt, cpu, tsize);
         }
-        printf("%-8s %10.3f %10.3f %9.3f %9.3f %10.6f %8.2f%% %12.6f %12.6f\n", qname[q], mn, md, mn > 0 ? gpix / (mn * 1e-3) : 0.0,
-               md > 0 ? gpix / (md * 1e-3) : 0.0, rm, nb ? 100.0 * (double)same / (double)nb : 0.0, rg, rc);
+        printf("%-10s %10.3f %10.3f %9.3f %9.3f %8.2f %10.6f %8.2f%% %12.6f %12.6f\n", rname, mn, md,
+               mn > 0 ? gpix / (mn * 1e-3) : 0.0, md > 0 ? gpix / (md * 1e-3) : 0.0, fast_ms > 0 ? mn / fast_ms : 0.0, rm, nb ? 100.0 * (double)same / (double)nb : 0.0, rg, rc);
         fflush(stdout);
     }
     free(out);
@@ -262,6 +273,7 @@ int main(int argc, char **argv)
     uint32_t threads = 0, crop_n = 0;
     int sf = 0, gpu = 0, cpu = 1, reps = 7;
     uint32_t big_n = 0, stripe = 8;
+    int with_exact = 0;
     const char *quals = "fast,normal,high,max";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--testdata") && i + 1 < argc) testdata = argv[++i];
@@ -274,9 +286,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--gpu-size") && i + 1 < argc) big_n = (uint32_t)atoi(argv[++i]), gpu = 1;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--stripe") && i + 1 < argc) stripe = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--exact")) with_exact = 1;
         else {
             fprintf(stderr, "usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu] "
-                            "[--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B]]\n");
+                            "[--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B] [--exact]]\n");
             return 2;
         }
     }
@@ -301,7 +314,7 @@ int main(int argc, char **argv)
         }
     }
     if (big_n) {
-        int rc = gctx ? gpu_big(ctx, gctx, testdata, fmt, qon, big_n, reps < 1 ? 1 : reps, stripe) : 1;
+        int rc = gctx ? gpu_big(ctx, gctx, testdata, fmt, qon, big_n, reps < 1 ? 1 : reps, stripe, with_exact) : 1;
         kiln_context_free(gctx);
         kiln_context_free(ctx);
         return rc;

@@ -7,7 +7,13 @@
  * gpu_strategy 0 (kiln), UF16 and SF16, the CPU encoder's searches (src/codec/bc6h_enc.c):
  *   fast: shaders/enc_bc6h.comp, four invocations per block try the one-subset modes in parallel, a
  *   shared-memory min-reduction picks the CPU's winner, which gets the CPU's least-squares pass.
- *   normal/high/max: shaders/enc_bc6h_q.comp, 8 / 8 / 16 invocations per block: partition fits and
+ *   high (default): shaders/enc_bc6h_h.comp, GPU-native, float only: 4 invocations per block rank the
+ *   32 partitions by a moment residual, fit the best P, score the (filtered) candidates cheaply
+ *   (projection indices, linearised error), refine the best K exactly with L least-squares passes
+ *   (run_high; docs/PERFORMANCE.md states its tolerance against the CPU). KILN_BC6H_GPU_EXACT=1
+ *   (not "0") selects the exact port below at high instead.
+ *   normal/max (and high with KILN_BC6H_GPU_EXACT=1): shaders/enc_bc6h_q.comp, 8 / 8 / 16 invocations
+ *   per block: partition fits and
  *   ranking, every (mode, partition) candidate of the CPU's search spread over the lanes, the CPU's k best by
  *   rank counting in shared memory, refined in parallel, the CPU's winner. Its arithmetic follows the
  *   CPU's (a table of the CPU's log terms and weights per half, binding 2; correctly rounded divisions,
@@ -19,6 +25,7 @@
 #include "gpu/vk.h"
 #include "codec/bc6h_modes.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +37,13 @@
  * block keep most of them busy while the kept candidates are refined (2 / 4 / 12 of them); 64 / lanes
  * blocks per workgroup x candidates must fit its shared ERRS (1296): 8 x 44, 8 x 124, 4 x 324 */
 static const uint32_t bc6h_q_lanes[4] = {0, 8, 8, 16};
+
+/* enc_bc6h_h.comp (quality high, GPU-native) defaults: invocations per block, partitions fitted and
+ * tried (of the 32 ranked by a moment residual), candidates refined exactly, least-squares passes */
+#define BC6H_HIGH_LANES 4u
+#define BC6H_HIGH_PARTS 4u
+#define BC6H_HIGH_KEEP 4u
+#define BC6H_HIGH_LS 3u
 
 /* enc_bc6h_q.comp's table (binding 2; the offsets are its T_* constants) */
 #define BC6H_T_W 31744u
@@ -150,6 +164,25 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
     return st;
 }
 
+/* quality high, GPU-native (shaders/enc_bc6h_h.comp, 4 invocations per block): partitions fitted,
+ * candidates refined exactly, least-squares passes. Tuning aid: KILN_BC6H_HIGH_CFG="P,K,L" (P <= 8
+ * partitions, 1 <= K <= 4 kept, L <= 8 passes). */
+static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t sf, uint32_t subgroup_size, uint8_t *dst)
+{
+    uint32_t cfg[4] = {BC6H_HIGH_PARTS, BC6H_HIGH_KEEP, BC6H_HIGH_LS, 0};
+    const char *env = getenv("KILN_BC6H_HIGH_CFG");
+    if (env && *env) {
+        unsigned p, k, l;
+        if (sscanf(env, "%u,%u,%u", &p, &k, &l) != 3 || p > 8 || k < 1 || k > BC6H_HIGH_LANES || l > 8)
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                              "KILN_BC6H_HIGH_CFG=%s: use P,K,L with P <= 8, 1 <= K <= %u, L <= 8", env, BC6H_HIGH_LANES);
+        cfg[0] = p;
+        cfg[1] = k;
+        cfg[2] = l;
+    }
+    return run_shader(ctx, img, "enc_bc6h_h", sf, BC6H_HIGH_LANES, cfg, subgroup_size, dst);
+}
+
 kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
                                   uint32_t subgroup_size, uint8_t *dst, size_t dst_size)
 {
@@ -175,6 +208,11 @@ kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, cons
     const uint32_t sf = params->format == KILN_FORMAT_BC6H_SFLOAT ? 1u : 0u;
     if (kiln_design && params->quality == KILN_QUALITY_FAST)
         return run_shader(ctx, img, "enc_bc6h", sf, BC6H_KILN_LANES, NULL, subgroup_size, dst);
+    if (kiln_design && params->quality == KILN_QUALITY_HIGH) {
+        /* GPU-native high unless KILN_BC6H_GPU_EXACT is set (not "0"): then the CPU-exact port */
+        const char *ex = getenv("KILN_BC6H_GPU_EXACT");
+        if (!ex || !*ex || strcmp(ex, "0") == 0) return run_high(ctx, img, sf, subgroup_size, dst);
+    }
     if (kiln_design) {
         kiln_gpu *gpu;
         KILN_TRY(kiln__gpu_get(ctx, &gpu));

@@ -16,6 +16,8 @@
  *    a synthetic image (odd size, very bright, subnormal, negative, +-Inf, NaN texels): against the
  *    CPU encoder at the same level (tolerance: see kiln_quality_matches_cpu), the fraction of
  *    bit-identical blocks printed;
+ *  - the GPU-native high (shaders/enc_bc6h_h.comp, the default at high; the exact port above runs with
+ *    KILN_BC6H_GPU_EXACT=1): quality against the CPU's high/normal/fast (see kiln_high_native);
  *  - what has no GPU design is KILN_ERR_UNSUPPORTED with a message (an unknown strategy; SF16 with
  *    the seed), and AUTO/CPU encodes then fall back to the CPU encoder.
  * Skipped when there is no Vulkan device at all. */
@@ -321,6 +323,7 @@ static void kiln_quality_matches_cpu(void **state)
         {NULL, 0, 0, 23, 13}, /* synthetic */
     };
     uint32_t sizes = kiln__gpu_subgroup_sizes(fx->gpu);
+    setenv("KILN_BC6H_GPU_EXACT", "1", 1); /* quality high: the CPU-exact port (default: GPU-native) */
     for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++) {
         for (int sf = 0; sf < 2; sf++) {
             kiln_image img = crops[k].file ? load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h)
@@ -417,6 +420,130 @@ static void kiln_quality_matches_cpu(void **state)
             kiln_image_free(&img);
         }
     }
+    unsetenv("KILN_BC6H_GPU_EXACT");
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* The GPU-native high (shaders/enc_bc6h_h.comp, the default at quality high) against the CPU encoder
+ * at high, normal and fast, UF16 and SF16 (negated texels), on crops of three HDR images and the
+ * synthetic image of kiln_quality_matches_cpu. Stated tolerance (docs/PERFORMANCE.md, BC6H): image
+ * RMSLE <= HIGH_TOL x the CPU high's and <= NORMAL_TOL x the CPU normal's (+1e-7), never above the CPU
+ * fast's, no block's error above BLOCK_TOL x the CPU high block's + 1e-4; every block valid; the same
+ * bytes at every subgroup size the device can require and in small batches; KILN_BC6H_HIGH_CFG
+ * (one-subset only: only one-subset blocks; out of range: KILN_ERR_INVALID_ARGUMENT). Prints the
+ * ratios to the CPU's high and normal and the two-subset block counts. */
+#define HIGH_TOL 1.10
+#define NORMAL_TOL 1.08
+#define BLOCK_TOL 4.0
+static void kiln_high_native(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const struct {
+        const char *file;
+        uint32_t x, y, w, h;
+    } crops[] = {
+        {"hdr/blender_sunset_1024x512.exr", 470, 170, 41, 30},
+        {"hdr/qtcreator_preview_landscape_256x128.hdr", 90, 40, 38, 29},
+        {"hdr/blender_city_1024x512.exr", 300, 200, 37, 31},
+        {NULL, 0, 0, 23, 13}, /* synthetic */
+    };
+    uint32_t sizes = kiln__gpu_subgroup_sizes(fx->gpu);
+    unsetenv("KILN_BC6H_GPU_EXACT");
+    for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++) {
+        for (int sf = 0; sf < 2; sf++) {
+            kiln_image img = crops[k].file ? load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h)
+                                           : synthetic(fx->cpu, crops[k].w, crops[k].h);
+            const kiln_format fmt = sf ? KILN_FORMAT_BC6H_SFLOAT : KILN_FORMAT_BC6H_UFLOAT;
+            if (sf && crops[k].file)
+                for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
+                    ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
+                    ((float *)img.pixels)[i * 4 + 2] = -((float *)img.pixels)[i * 4 + 2] * 0.25f;
+                }
+            kiln_image ref;
+            assert_int_equal(kiln_image_alloc(fx->cpu, &ref, img.width, img.height, KILN_PIXEL_F32), KILN_OK);
+            ref.channels = 3;
+            ref.hdr = 1;
+            for (size_t i = 0; i < (size_t)img.width * img.height * 4; i++) {
+                float v = ((const float *)img.pixels)[i];
+                if (v != v || (!sf && v < 0.0f)) v = 0.0f;
+                ((float *)ref.pixels)[i] = v > 65504.0f ? 65504.0f : v < -65504.0f ? -65504.0f : v;
+            }
+            size_t size = kiln_format_image_size(fmt, img.width, img.height);
+            uint8_t *g = malloc(size), *ch = malloc(size), *cn = malloc(size), *cf = malloc(size), *g2 = malloc(size);
+            assert_true(g && ch && cn && cf && g2);
+            kiln_encode_params p;
+            kiln_encode_params_init(&p, fmt, KILN_QUALITY_HIGH);
+            p.gpu_strategy = 0;
+            kiln_status st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size);
+            if (st != KILN_OK) fail_msg("GPU-native high: %s", kiln_last_error(fx->gpu));
+            const uint32_t bx = (img.width + 3) / 4, by = (img.height + 3) / 4;
+            size_t two = 0, two_cpu = 0, n = (size_t)bx * by;
+            double worst = 0.0;
+            for (uint32_t y = 0; y < by; y++)
+                for (uint32_t x = 0; x < bx; x++) {
+                    float f[64];
+                    size_t i = (size_t)y * bx + x;
+                    block_texels(&img, x, y, f);
+                    for (int t = 0; t < 64; t++)
+                        if (f[t] != f[t]) f[t] = 0.0f;
+                    (void)kiln__enc_bc6h_rgb(f, sf, KILN_QUALITY_HIGH, -1, ch + i * 16);
+                    (void)kiln__enc_bc6h_rgb(f, sf, KILN_QUALITY_NORMAL, -1, cn + i * 16);
+                    (void)kiln__enc_bc6h_rgb(f, sf, KILN_QUALITY_FAST, -1, cf + i * 16);
+                    kiln_bc6h_info info;
+                    assert_true(kiln__bc6h_unpack(g + i * 16, sf, &info) > 0);
+                    two += !(info.mode == 3 || info.mode == 7 || info.mode == 11 || info.mode == 15);
+                    assert_true(kiln__bc6h_unpack(ch + i * 16, sf, &info) > 0);
+                    two_cpu += !(info.mode == 3 || info.mode == 7 || info.mode == 11 || info.mode == 15);
+                    double eg = block_err(f, g + i * 16, sf), ec = block_err(f, ch + i * 16, sf);
+                    if (eg > BLOCK_TOL * ec + 1e-4) fail_msg("block %u,%u: GPU error %g, CPU high %g", x, y, eg, ec);
+                    if (ec > 0 && eg / ec > worst) worst = eg / ec;
+                }
+            double eg = rmsle_blocks_fmt(fx->cpu, &ref, g, size, fmt), eh = rmsle_blocks_fmt(fx->cpu, &ref, ch, size, fmt);
+            double en = rmsle_blocks_fmt(fx->cpu, &ref, cn, size, fmt), ef = rmsle_blocks_fmt(fx->cpu, &ref, cf, size, fmt);
+            print_message("%s %s native high: RMSLE GPU %.6f, CPU high %.6f (x%.4f), normal %.6f (x%.4f), fast %.6f; "
+                          "two-subset blocks %zu (CPU high %zu) of %zu, worst block ratio %.3f\n",
+                          crops[k].file ? crops[k].file : "synthetic", sf ? "SF" : "UF", eg, eh, eh > 0 ? eg / eh : 1.0, en,
+                          en > 0 ? eg / en : 1.0, ef, two, two_cpu, n, worst);
+            assert_true(eg <= HIGH_TOL * eh + 1e-7);
+            assert_true(eg <= NORMAL_TOL * en + 1e-7);
+            assert_true(eg <= ef + 1e-7); /* never worse than fast */
+            if (k == 0) {
+                for (uint32_t sg = 1; sg <= 128; sg <<= 1) { /* every subgroup size: the same bytes */
+                    if (!(sizes & sg)) continue;
+                    st = kiln__gpu_encode(fx->gpu, &img, &p, sg, g2, size);
+                    if (st != KILN_OK) fail_msg("subgroup %u: %s", sg, kiln_last_error(fx->gpu));
+                    assert_memory_equal(g2, g, size);
+                }
+                char env[32];
+                snprintf(env, sizeof env, "%zu", (size_t)img.width * 16 * 4 * 2);
+                setenv("KILN_GPU_BATCH_BYTES", env, 1); /* small batches: the same bytes */
+                st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size);
+                unsetenv("KILN_GPU_BATCH_BYTES");
+                if (st != KILN_OK) fail_msg("batched: %s", kiln_last_error(fx->gpu));
+                assert_memory_equal(g2, g, size);
+                /* one-subset modes only, K above the filtered candidates: valid, no two-subset block */
+                setenv("KILN_BC6H_HIGH_CFG", "0,4,3", 1);
+                st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size);
+                if (st != KILN_OK) fail_msg("cfg 0,4,3: %s", kiln_last_error(fx->gpu));
+                for (size_t i = 0; i < n; i++) {
+                    kiln_bc6h_info info;
+                    assert_true(kiln__bc6h_unpack(g2 + i * 16, sf, &info) > 0);
+                    assert_true(info.mode == 3 || info.mode == 7 || info.mode == 11 || info.mode == 15);
+                }
+                setenv("KILN_BC6H_HIGH_CFG", "9,1,0", 1);
+                assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                unsetenv("KILN_BC6H_HIGH_CFG");
+            }
+            free(g);
+            free(ch);
+            free(cn);
+            free(cf);
+            free(g2);
+            kiln_image_free(&ref);
+            kiln_image_free(&img);
+        }
+    }
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
@@ -478,7 +605,7 @@ static void unsupported_and_fallback(void **state)
     /* AUTO falls back to the CPU: the same bytes as the CPU backend */
     kiln_context *autoctx = kt_context(2, KILN_BACKEND_AUTO);
     assert_non_null(autoctx);
-    kiln_encode_params_init(&p, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_HIGH);
+    kiln_encode_params_init(&p, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_NORMAL); /* high on a GPU: GPU-native bytes */
     assert_int_equal(kiln_encode_image(autoctx, &img, &p, g, size), KILN_OK);
     assert_int_equal(kiln_encode_image(fx->cpu, &img, &p, c, size), KILN_OK);
     assert_memory_equal(g, c, size);
@@ -499,6 +626,7 @@ int main(void)
         cmocka_unit_test(seed_matches_cpu_model),
         cmocka_unit_test(kiln_fast_matches_cpu),
         cmocka_unit_test(kiln_quality_matches_cpu),
+        cmocka_unit_test(kiln_high_native),
         cmocka_unit_test(subgroup_sizes_and_batches),
         cmocka_unit_test(unsupported_and_fallback),
     };
