@@ -12,7 +12,8 @@
  *               whenever needed
  *
  * Bindings: 0 = input texels (read), 1 = output blocks (written, as uint words), 2 = fallback bits
- * (BC1 kiln: bit b set = block b must be encoded by the CPU encoder; written whole words). */
+ * (BC1 kiln: bit b set = block b must be encoded by the CPU encoder; written whole words), 3 = read-only
+ * tables from bc1_enc_tables.h (enc_bc1_cf: cluster-fit factors; enc_bc1: single-colour pairs). */
 #ifndef KILN_ENC_BC_ABI
 #define KILN_ENC_BC_ABI
 

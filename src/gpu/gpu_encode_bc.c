@@ -6,14 +6,17 @@
  *   order, correctly rounded divisions (enc_bc_common.glsl). BC4/BC5/BC3-alpha: every quality
  *   (shaders/enc_bc4.comp, one invocation per channel; max: enc_bc4_max.comp, one workgroup per
  *   channel running the exact search). BC1/BC3 colour at fast quality: the CPU's 16-block batch path
- *   per invocation (enc_bc1.comp); at normal quality the CPU's per-block path (principal axis,
- *   extremes, three least-squares refits, both modes). At high and max quality the CPU's cluster fit
+ *   per invocation (enc_bc1.comp), and the CPU's per-block path for the blocks the batch gives back;
+ *   at normal quality the per-block path (principal axis, extremes, three least-squares refits, both
+ *   modes); flat and near-flat blocks take the CPU's single-colour tables (bc1_enc_tables.h, copied
+ *   into a storage buffer at binding 3: flat_table_words), transparent and cut-out texels count as the
+ *   CPU counts them: no block goes back (the mask stays zero). At high and max quality the CPU's cluster fit
  *   (encode_cluster): KILN_EBC_CFK_LANES invocations per block (64 / that many blocks per workgroup)
  *   split the partitions of the CPU's own factor tables (bc1_enc_tables.h, copied into a storage
  *   buffer at binding 3), the block's best are merged by (error, table entry), and the candidates are
  *   refined (max) on one invocation each (enc_bc1_cf.comp; the pipelined path of
- *   gpu_encode_bc_ring.inc does not take it). The blocks those paths hand elsewhere on the CPU (flat
- *   blocks and near-flat ones that try the exact single-colour tables, degenerate blocks,
+ *   gpu_encode_bc_ring.inc does not take it). The blocks those paths hand elsewhere on the CPU (cluster
+ *   fit: flat blocks and near-flat ones that try the exact single-colour tables, degenerate blocks,
  *   punch-through or cut-out texels) are flagged in a bit mask (cluster fit: a word per block) and
  *   encoded here by the CPU block encoder, so the output equals the CPU's everywhere (a verbose
  *   context says how many).
@@ -58,6 +61,7 @@ typedef struct ebc_pass {
     uint32_t tasks_per_block;
     int fallback;      /* 1: writes the fallback bit mask; 2: a fallback word per block */
     int cf_tables;     /* binds the cluster-fit factor tables (binding 3) */
+    int flat_tables;   /* binds the single-colour tables (binding 3, flat_table_words) */
 } ebc_pass;
 
 typedef struct ebc_plan {
@@ -237,6 +241,22 @@ static size_t cf_table_words(uint32_t *w)
     return o;
 }
 
+/* enc_bc1.comp's binding 3: bc1_enc_tables.h's single-colour tables (flat_solution), three words per
+ * 8-bit value v: bytes near_5, near_6, match4_5 q0, q1, match4_6 q0, q1, match3_5 q0, q1, match3_6 q0,
+ * q1 (then zeros). */
+#define EBC_FLAT_WORDS (256u * 3u)
+static void flat_table_words(uint32_t w[EBC_FLAT_WORDS])
+{
+    for (int v = 0; v < 256; v++) {
+        const uint8_t b[12] = {k_bc1_near_5[v][0],    k_bc1_near_6[v][0],    k_bc1_match4_5[v][0], k_bc1_match4_5[v][1],
+                               k_bc1_match4_6[v][0],  k_bc1_match4_6[v][1],  k_bc1_match3_5[v][0], k_bc1_match3_5[v][1],
+                               k_bc1_match3_6[v][0],  k_bc1_match3_6[v][1],  0,                    0};
+        for (int k = 0; k < 3; k++)
+            w[v * 3 + k] = (uint32_t)b[4 * k] | (uint32_t)b[4 * k + 1] << 8 | (uint32_t)b[4 * k + 2] << 16 |
+                           (uint32_t)b[4 * k + 3] << 24;
+    }
+}
+
 /* ---------------------------------------------------------------- planning */
 
 static int device_has_fp64(kiln_gpu *gpu)
@@ -293,6 +313,7 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
             ps->local = KILN_EBC_LOCAL;
             ps->per_task = 1;
             ps->fallback = 1;
+            ps->flat_tables = 1;
         } else if (q <= KILN_QUALITY_NORMAL) {
             ps->shader = "enc_bc1_seed";
             ps->local = KILN_EBC_LOCAL;
@@ -380,7 +401,7 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
             .local_size = plan.pass[i].local,
             .spec = plan.pass[i].spec,
             .nspec = plan.pass[i].cf_tables ? 5u : 4u,
-            .nbindings = plan.pass[i].cf_tables ? 4u : 3u,
+            .nbindings = plan.pass[i].cf_tables || plan.pass[i].flat_tables ? 4u : 3u,
             .push_size = KILN_EBC_PUSH_WORDS * 4,
             .subgroup_size = subgroup_size,
         };
@@ -400,11 +421,12 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     if (rows == 0)
         return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "a block row of the %ux%u image exceeds the device's buffer range", w, h);
     if (rows > by) rows = by;
-    int any_fallback = 0, fb_per_block = 0, cf_tables = 0;
+    int any_fallback = 0, fb_per_block = 0, cf_tables = 0, flat_tables = 0;
     for (int i = 0; i < plan.npass; i++) {
         any_fallback |= plan.pass[i].fallback != 0;
         fb_per_block |= plan.pass[i].fallback == 2;
         cf_tables |= plan.pass[i].cf_tables;
+        flat_tables |= plan.pass[i].flat_tables;
     }
     /* fallback flags: bits (enc_bc1.comp) or a word per block (enc_bc1_cf.comp) */
     const size_t fb_words = fb_per_block ? rows * bx : (rows * bx + 31) / 32;
@@ -416,14 +438,15 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     memset(&tab, 0, sizeof tab);
     uint32_t *flist = NULL;
     size_t nflagged_total = 0;
-    const size_t tab_bytes = cf_tables ? cf_table_words(NULL) * 4 : 4;
+    const size_t tab_bytes = cf_tables ? cf_table_words(NULL) * 4 : flat_tables ? EBC_FLAT_WORDS * 4 : 4;
     kiln_status st = kiln_vk_io_create(ctx, gpu, rows * in_row, 0, &in);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, rows * out_row, 1, &out);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, fb_words * 4, 1, &fbits);
-    if (st == KILN_OK && cf_tables) {
+    if (st == KILN_OK && (cf_tables || flat_tables)) {
         st = kiln_vk_io_create(ctx, gpu, tab_bytes, 0, &tab);
         if (st == KILN_OK) {
-            cf_table_words(kiln_vk_io_map(&tab));
+            if (cf_tables) cf_table_words(kiln_vk_io_map(&tab));
+            else flat_table_words(kiln_vk_io_map(&tab));
             st = kiln_vk_buffer_flush(ctx, gpu, tab.direct ? &tab.dev : &tab.staging);
         }
     }
@@ -451,7 +474,7 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
         st = kiln_vk_cmd_begin(ctx, gpu, (uint32_t)plan.npass, &cmd);
         if (st != KILN_OK) break;
         kiln_vk_cmd_upload(&cmd, &in, in_bytes);
-        if (cf_tables) kiln_vk_cmd_upload(&cmd, &tab, tab_bytes);
+        if (cf_tables || flat_tables) kiln_vk_cmd_upload(&cmd, &tab, tab_bytes);
         kiln_vk_cmd_timestamp(&cmd, 0);
         const float sw[3] = {params->perceptual ? sqrtf(0.299f * 3.0f) : 1.0f, params->perceptual ? sqrtf(0.587f * 3.0f) : 1.0f,
                              params->perceptual ? sqrtf(0.114f * 3.0f) : 1.0f};

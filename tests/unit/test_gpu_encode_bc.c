@@ -212,6 +212,87 @@ static double gpu_own_fraction(fixture *fx, const kiln_image *img, const kiln_en
     return (double)same / (double)nb;
 }
 
+/* Issue #4: at fast and normal quality enc_bc1.comp finishes the blocks it used to give back to the CPU
+ * (flat blocks and the exact single-colour pairs of near-flat ones, from the tables at binding 3; the
+ * per-block fast path of lanes where the batch degenerates; punch-through and cut-out texels). On
+ * crops of four test images whose whole images used to give 15-97% of their blocks back at fast,
+ * every block must now be the GPU's own (KILN_GPU_SKIP_FALLBACK) and equal the CPU's, for BC1, BC1a
+ * and BC3 with uniform and perceptual weights and alpha cut-out, on the pipelined and the synchronous
+ * path; also BC1 RGB fast with bc1_black (which the CPU's fast path does not apply: its batch calls
+ * the per-block encoder without try_black), on those crops and on dark near-flat blocks. */
+static void bc1_testdata_gpu_finishes(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const struct { const char *path; uint32_t x, y; } crops[] = {
+        {"ldr/Sara_Head_Diff_256_rgba.png", 64, 64},
+        {"ldr/city_fern_512_rgba.png", 128, 128},
+        {"ldr/desktopbase_softwaves_crop_1000x600.png", 400, 200},
+        {"ldr/stkflag_TCPLogo_a_1024x512_rgba.png", 384, 160},
+    };
+    static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM};
+    int loaded = 0;
+    for (size_t i = 0; i < sizeof crops / sizeof crops[0]; i++) {
+        kiln_image src, img;
+        if (kiln_image_load(fx->cpu, kt_testdata(crops[i].path), &src) != KILN_OK) {
+            print_message("note: cannot load %s: %s\n", crops[i].path, kiln_last_error(fx->cpu));
+            continue;
+        }
+        loaded++;
+        crop(&src, crops[i].x, crops[i].y, 128, 96, &img);
+        kiln_image_free(&src);
+        for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+            for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_NORMAL; q++)
+                for (int variant = 0; variant < 3; variant++) {
+                    kiln_encode_params ep;
+                    kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
+                    if (variant == 1) ep.perceptual = 1;
+                    if (variant == 2) ep.alpha_cutout = 1, ep.alpha_threshold = 200;
+                    double own = gpu_own_fraction(fx, &img, &ep);
+                    if (own < 1.0)
+                        fail_msg("%s %s %s variant %d: only %.4f of the blocks are the GPU's own", crops[i].path,
+                                 kiln_format_get_info(fmts[k])->name, qname(ep.quality), variant, own);
+                    if (variant == 1) setenv("KILN_GPU_SYNC", "1", 1);
+                    kiln_status st = compare(fx, &img, crops[i].path, &ep, 0);
+                    unsetenv("KILN_GPU_SYNC");
+                    if (st != KILN_OK) fail_msg("%s: %s", crops[i].path, kiln_last_error(fx->gpu));
+                }
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_FAST);
+        ep.bc1_black = 1;
+        if (gpu_own_fraction(fx, &img, &ep) < 1.0) fail_msg("%s bc1_black: blocks went back to the CPU", crops[i].path);
+        kiln_status st = compare(fx, &img, crops[i].path, &ep, 0);
+        if (st != KILN_OK) fail_msg("%s: %s", crops[i].path, kiln_last_error(fx->gpu));
+        kiln_image_free(&img);
+    }
+    if (!loaded) skip();
+    /* dark near-flat blocks (two grey levels a few steps apart, below 48: what try_black would look at) */
+    kiln_image dark;
+    assert_int_equal(kiln_image_alloc(NULL, &dark, 64, 32, KILN_PIXEL_U8), KILN_OK);
+    dark.channels = 4;
+    kt_rng rng;
+    kt_rng_seed(&rng, 7);
+    for (uint32_t y = 0; y < 32; y++)
+        for (uint32_t x = 0; x < 64; x++) {
+            uint32_t blk = (y / 4) * 16 + x / 4, r = kt_rng_u32(&rng);
+            uint8_t *t = (uint8_t *)dark.pixels + ((size_t)y * 64 + x) * 4;
+            int base = (int)(blk % 9), v = base + ((r & 1) ? (int)(1 + blk % 6) : 0);
+            for (int c = 0; c < 3; c++) t[c] = (uint8_t)(v + (c == 1 && (r & 6) == 6 ? 1 : 0));
+            t[3] = 255;
+        }
+    for (int perceptual = 0; perceptual < 2; perceptual++) {
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_FAST);
+        ep.perceptual = perceptual;
+        ep.bc1_black = 1;
+        if (gpu_own_fraction(fx, &dark, &ep) < 1.0) fail_msg("dark blocks, bc1_black: blocks went back to the CPU");
+        kiln_status st = compare(fx, &dark, "dark near-flat, bc1_black", &ep, 0);
+        if (st != KILN_OK) fail_msg("dark: %s", kiln_last_error(fx->gpu));
+    }
+    kiln_image_free(&dark);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
 /* High and max quality: the cluster fit (enc_bc1_cf.comp) gives the CPU's bytes for BC1, BC1a and
  * BC3 colour, with uniform and perceptual weights and with alpha cut-out / a high punch-through
  * threshold (those blocks go back to the CPU). */
@@ -469,6 +550,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bc4_bc5_identical),
         cmocka_unit_test(bc1_bc3_fast_normal_identical),
+        cmocka_unit_test(bc1_testdata_gpu_finishes),
         cmocka_unit_test(bc1_bc3_high_max_identical),
         cmocka_unit_test(wide_sources_identical),
         cmocka_unit_test(batches_and_subgroup_sizes),
