@@ -298,6 +298,12 @@ kiln_status kiln__flame_iterate_gpu(kiln_context *ctx, const kiln_flame *flame, 
 kiln_status kiln__flame_tonemap(kiln_context *ctx, const kiln_flame *flame, const kiln_flame_setup *setup,
                                 const kiln_flame_hist *hist, kiln_image *out);
 
+/* Issue #7's blurred-RGB metric (src/flame/judge.c), shared by the GPU flame tests and benches: the RGB of an
+ * RGBA8 image blurred by a separable Gaussian (sigma 1.5, radius 4, edges clamped) as 3 * w * h floats
+ * (malloc'd; NULL when not RGBA8 or out of memory), and the PSNR (peak 255) of two such planes. */
+float *kiln__flame_blurred_rgb(const kiln_image *img);
+double kiln__flame_psnr_rgb(const float *x, const float *y, size_t n);
+
 /* Tone-map tables shared by kiln__flame_tonemap and the GPU post passes (src/gpu/gpu_flame_post.c), so
  * both use the very same numbers. Density estimation: filters 0..max_index, filter k has radius
  * widths[k] and coefs[k * kernel_size + jj * (jj + 1) / 2 + ii] for the offsets (+-ii, +-jj) and

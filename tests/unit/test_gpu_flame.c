@@ -58,34 +58,17 @@ static int teardown(void **state)
  * radius 4, edges clamped) */
 static float *rgb_float(const kiln_image *img, int blur)
 {
-    const uint32_t w = img->width, h = img->height;
-    float *a = malloc(sizeof(float) * 3 * w * h), *t = malloc(sizeof(float) * 3 * w * h);
-    assert_non_null(a);
-    assert_non_null(t);
-    const uint8_t *p = img->pixels;
-    for (uint32_t i = 0; i < w * h; i++)
-        for (int c = 0; c < 3; c++) a[i * 3 + c] = p[i * 4 + c];
     if (blur) {
-        float k[9], s = 0;
-        for (int i = -4; i <= 4; i++) s += k[i + 4] = expf(-(float)(i * i) / (2.0f * 1.5f * 1.5f));
-        for (int i = 0; i < 9; i++) k[i] /= s;
-        for (int pass = 0; pass < 2; pass++) {
-            float *src = pass ? t : a, *dst = pass ? a : t;
-            for (uint32_t y = 0; y < h; y++)
-                for (uint32_t x = 0; x < w; x++)
-                    for (int c = 0; c < 3; c++) {
-                        float v = 0;
-                        for (int i = -4; i <= 4; i++) {
-                            int xx = (int)x + (pass ? 0 : i), yy = (int)y + (pass ? i : 0);
-                            xx = xx < 0 ? 0 : xx >= (int)w ? (int)w - 1 : xx;
-                            yy = yy < 0 ? 0 : yy >= (int)h ? (int)h - 1 : yy;
-                            v += k[i + 4] * src[((size_t)yy * w + xx) * 3 + c];
-                        }
-                        dst[((size_t)y * w + x) * 3 + c] = v;
-                    }
-        }
+        float *b = kiln__flame_blurred_rgb(img);
+        assert_non_null(b);
+        return b;
     }
-    free(t);
+    const size_t n = (size_t)img->width * img->height;
+    float *a = malloc(sizeof(float) * 3 * n);
+    assert_non_null(a);
+    const uint8_t *p = img->pixels;
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++) a[i * 3 + c] = p[i * 4 + c];
     return a;
 }
 

@@ -88,32 +88,8 @@ static void gpu_image(fixture *f, const kiln_flame *fl, uint32_t w, uint32_t h, 
 /* blurred PSNR (Gaussian sigma 1.5, radius 4, edges clamped) of the RGB of two RGBA U8 images */
 static float *blurred(const kiln_image *img)
 {
-    const uint32_t w = img->width, h = img->height;
-    float *a = malloc(sizeof(float) * 3 * w * h), *t = malloc(sizeof(float) * 3 * w * h);
+    float *a = kiln__flame_blurred_rgb(img);
     assert_non_null(a);
-    assert_non_null(t);
-    const uint8_t *p = img->pixels;
-    for (uint32_t i = 0; i < w * h; i++)
-        for (int c = 0; c < 3; c++) a[i * 3 + c] = p[i * 4 + c];
-    float k[9], sum = 0;
-    for (int i = -4; i <= 4; i++) sum += k[i + 4] = expf(-(float)(i * i) / (2.0f * 1.5f * 1.5f));
-    for (int i = 0; i < 9; i++) k[i] /= sum;
-    for (int pass = 0; pass < 2; pass++) {
-        float *src = pass ? t : a, *dst = pass ? a : t;
-        for (uint32_t y = 0; y < h; y++)
-            for (uint32_t x = 0; x < w; x++)
-                for (int c = 0; c < 3; c++) {
-                    float v = 0;
-                    for (int i = -4; i <= 4; i++) {
-                        int xx = (int)x + (pass ? 0 : i), yy = (int)y + (pass ? i : 0);
-                        xx = xx < 0 ? 0 : xx >= (int)w ? (int)w - 1 : xx;
-                        yy = yy < 0 ? 0 : yy >= (int)h ? (int)h - 1 : yy;
-                        v += k[i + 4] * src[((size_t)yy * w + xx) * 3 + c];
-                    }
-                    dst[((size_t)y * w + x) * 3 + c] = v;
-                }
-    }
-    free(t);
     return a;
 }
 
