@@ -44,24 +44,11 @@ static const char builtin_xml[] =
     "<color index=\"0\" rgb=\"255 40 0\"/><color index=\"128\" rgb=\"30 200 90\"/><color index=\"255\" rgb=\"40 60 255\"/>"
     "</flame>";
 
-static char *read_file(const char *path, size_t *size)
+/* the genome file through kiln's own reader (malloc'd, size set; NULL on failure) */
+static char *read_file(kiln_context *ctx, const char *path, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = 0;
-        *size = (size_t)n;
-    }
-    return b;
+    uint8_t *data = NULL;
+    return kiln__read_file(ctx, path, &data, size) == KILN_OK ? (char *)data : NULL;
 }
 
 typedef struct row {
@@ -250,7 +237,7 @@ int main(int argc, char **argv)
         }
         for (int g = 0; g < n; g++) {
             size_t size = sizeof builtin_xml - 1;
-            char *xml = nfiles ? read_file(files[g], &size) : NULL;
+            char *xml = nfiles ? read_file(ctx, files[g], &size) : NULL;
             const char *name = nfiles ? strrchr(files[g], '/') ? strrchr(files[g], '/') + 1 : files[g] : "builtin";
             if (nfiles && !xml) {
                 fprintf(stderr, "cannot read %s\n", files[g]);

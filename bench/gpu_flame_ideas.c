@@ -34,24 +34,11 @@ static const char hot_xml[] =
     "<color index=\"0\" rgb=\"255 160 40\"/><color index=\"255\" rgb=\"40 90 255\"/>"
     "</flame>";
 
-static char *read_file(const char *path, size_t *size)
+/* the genome file through kiln's own reader (malloc'd, size set; NULL on failure) */
+static char *read_file(kiln_context *ctx, const char *path, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = 0;
-        *size = (size_t)n;
-    }
-    return b;
+    uint8_t *data = NULL;
+    return kiln__read_file(ctx, path, &data, size) == KILN_OK ? (char *)data : NULL;
 }
 
 /* blurred RGB (separable Gaussian sigma 1.5, radius 4, edges clamped) of an RGBA U8 image */
@@ -176,7 +163,7 @@ int main(int argc, char **argv)
     for (int g = 0; g < n; g++) {
         const int is_hot = g == nfiles;
         size_t size = sizeof hot_xml - 1;
-        char *xml = is_hot ? NULL : read_file(files[g], &size);
+        char *xml = is_hot ? NULL : read_file(ctx, files[g], &size);
         const char *name = is_hot ? "hot (built-in)" : strrchr(files[g], '/') ? strrchr(files[g], '/') + 1 : files[g];
         if (!is_hot && !xml) {
             fprintf(stderr, "cannot read %s\n", files[g]);
