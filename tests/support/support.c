@@ -1,4 +1,5 @@
 #include "support.h"
+#include "gpu/gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,4 +106,46 @@ int kt_gpu_teardown(void **state)
     kiln_context_free(f->cpu);
     f->gpu = f->cpu = NULL;
     return 0;
+}
+
+uint32_t kt_gpu_validation_messages(kiln_context *gpu)
+{
+    uint32_t n = kiln__gpu_validation_messages(gpu);
+    if (!kiln__gpu_validation_active(gpu))
+        printf("note: VK_LAYER_KHRONOS_validation is not installed: validation was not checked\n");
+    else
+        printf("validation layer active: %u messages\n", n);
+    return n;
+}
+
+void kt_mip_test_image(kt_rng *rng, int mode, uint32_t w, uint32_t h, kiln_image *img)
+{
+    memset(img, 0, sizeof *img);
+    img->width = w;
+    img->height = h;
+    img->channels = 4;
+    size_t n = (size_t)w * h;
+    if (mode == KT_MIP_F32_ALPHA) {
+        img->type = KILN_PIXEL_F32;
+        float *p = malloc(n * 16);
+        if (!p) abort();
+        for (size_t i = 0; i < n * 4; i++) {
+            uint32_t r = kt_rng_u32(rng);
+            p[i] = (float)(r % 100001) / 100000.0f;
+            if (i % 4 == 3 && r % 7 == 0) p[i] = 0.0f; /* transparent texels */
+        }
+        img->pixels = p;
+    } else {
+        img->type = KILN_PIXEL_U8;
+        img->srgb = mode == KT_MIP_SRGB_ALPHA;
+        uint8_t *p = malloc(n * 4);
+        if (!p) abort();
+        kt_rng_bytes(rng, p, n * 4);
+        for (size_t i = 0; i < n; i++) {
+            if (mode == KT_MIP_LINEAR_OPAQUE) p[i * 4 + 3] = 255;
+            else if (p[i * 4 + 3] % 5 == 0) p[i * 4 + 3] = 0;
+            else if (p[i * 4 + 3] % 5 == 1) p[i * 4 + 3] = 255;
+        }
+        img->pixels = p;
+    }
 }

@@ -41,4 +41,13 @@ int kt_gpu_setup(void **state);
 int kt_gpu_setup_1thread(void **state);
 int kt_gpu_teardown(void **state);
 
+/* The Vulkan validation layer's message count for the GPU context (the tests assert 0); prints a note when the
+ * layer is not installed, since nothing was checked then. */
+uint32_t kt_gpu_validation_messages(kiln_context *gpu);
+
+/* Random RGBA test images of the mip tests: 8-bit sRGB with transparent / opaque / partial alpha, 8-bit linear
+ * opaque, or float with transparent texels (malloc'd pixels; aborts when out of memory). */
+enum { KT_MIP_SRGB_ALPHA, KT_MIP_LINEAR_OPAQUE, KT_MIP_F32_ALPHA, KT_MIP_NMODES };
+void kt_mip_test_image(kt_rng *rng, int mode, uint32_t w, uint32_t h, kiln_image *img);
+
 #endif

@@ -31,27 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct fixture {
-    kiln_context *gpu;
-    kiln_context *cpu;
-} fixture;
-
-static int setup(void **state)
-{
-    static fixture f;
-    memset(&f, 0, sizeof f);
-    if (kt_gpu_contexts(&f.gpu, &f.cpu, 2)) return -1;
-    *state = &f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    kiln_context_free(f->gpu);
-    kiln_context_free(f->cpu);
-    return 0;
-}
+typedef kt_gpu_fixture fixture;
 
 static kiln_image load_crop(kiln_context *ctx, const char *rel, uint32_t x0, uint32_t y0, uint32_t w, uint32_t h)
 {
@@ -613,11 +593,7 @@ static void unsupported_and_fallback(void **state)
     free(g);
     free(c);
     kiln_image_free(&img);
-    if (!kiln__gpu_validation_active(fx->gpu))
-        print_message("note: VK_LAYER_KHRONOS_validation is not installed: validation was not checked\n");
-    else
-        print_message("validation layer active: %u messages\n", kiln__gpu_validation_messages(fx->gpu));
-    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+    assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
 }
 
 int main(void)
@@ -630,5 +606,5 @@ int main(void)
         cmocka_unit_test(subgroup_sizes_and_batches),
         cmocka_unit_test(unsupported_and_fallback),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kt_gpu_setup, kt_gpu_teardown);
 }

@@ -20,39 +20,12 @@
 
 typedef kt_gpu_fixture fixture;
 
-enum { MODE_SRGB_ALPHA, MODE_LINEAR_OPAQUE, MODE_F32_ALPHA, NMODES };
+enum { MODE_SRGB_ALPHA = KT_MIP_SRGB_ALPHA, MODE_LINEAR_OPAQUE = KT_MIP_LINEAR_OPAQUE, MODE_F32_ALPHA = KT_MIP_F32_ALPHA, NMODES = KT_MIP_NMODES };
 static const char *mode_name[] = {"rgba8-srgb-alpha", "rgba8-linear", "rgba32f-alpha"};
 
 static void make_image(kt_rng *rng, int mode, uint32_t w, uint32_t h, kiln_image *img)
 {
-    memset(img, 0, sizeof *img);
-    img->width = w;
-    img->height = h;
-    img->channels = 4;
-    size_t n = (size_t)w * h;
-    if (mode == MODE_F32_ALPHA) {
-        img->type = KILN_PIXEL_F32;
-        float *p = malloc(n * 16);
-        assert_non_null(p);
-        for (size_t i = 0; i < n * 4; i++) {
-            uint32_t r = kt_rng_u32(rng);
-            p[i] = (float)(r % 100001) / 100000.0f;
-            if (i % 4 == 3 && r % 7 == 0) p[i] = 0.0f; /* transparent texels */
-        }
-        img->pixels = p;
-    } else {
-        img->type = KILN_PIXEL_U8;
-        img->srgb = mode == MODE_SRGB_ALPHA;
-        uint8_t *p = malloc(n * 4);
-        assert_non_null(p);
-        kt_rng_bytes(rng, p, n * 4);
-        for (size_t i = 0; i < n; i++) {
-            if (mode == MODE_LINEAR_OPAQUE) p[i * 4 + 3] = 255;
-            else if (p[i * 4 + 3] % 5 == 0) p[i * 4 + 3] = 0;
-            else if (p[i * 4 + 3] % 5 == 1) p[i * 4 + 3] = 255;
-        }
-        img->pixels = p;
-    }
+    kt_mip_test_image(rng, mode, w, h, img);
 }
 
 static int has_alpha(const kiln_image *img)
@@ -365,9 +338,7 @@ static void validation_layer_ran(void **state)
 {
     fixture *fx = *state;
     if (!fx->gpu) skip();
-    if (!kiln__gpu_validation_active(fx->gpu))
-        print_message("note: VK_LAYER_KHRONOS_validation is not installed: validation was not checked\n");
-    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+    assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
 }
 
 /* tests/unit/test_gpu_mip_blit.c includes this file with KILN_TEST_GPU_MIP_BLIT: the blit checks run
