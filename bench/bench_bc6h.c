@@ -1,7 +1,8 @@
 /* bench_bc6h.c - quality and speed of kiln's BC6H encoders on the HDR test images.
  *
  * usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu]
- *                   [--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B] [--exact]]
+ *                   [--qualities fast,normal,high,max]
+ *                   [--gpu-size N [--reps R] [--stripe B] [--exact] [--old] [--seed] [--both]]
  *
  * --gpu-size N: instead, the GPU throughput table: an N x N image tiled from the four test images
  *   (one per quadrant, repeated), kiln's GPU encoder (strategy kiln) at each quality, R timed runs
@@ -9,9 +10,15 @@
  *   and Gpix/s from each; RMSLE of the whole GPU result; and against the CPU encoder at the same
  *   quality on the first B block rows (default 8: the CPU is slow at max): the fraction of
  *   bit-identical blocks and both RMSLEs on that stripe. Column "x fast": the row's min kernel time
- *   over quality fast's (enc_bc6h.comp), the lavapipe proxy for the H100 cost. Quality high is the
- *   GPU-native encoder (enc_bc6h_h.comp); --exact adds the row high-exact (KILN_BC6H_GPU_EXACT=1: the
- *   CPU-exact port enc_bc6h_q.comp at high).
+ *   over quality fast's (enc_bc6h.comp), the lavapipe proxy for the H100 cost. "proc ms": the least
+ *   process CPU time of one timed run (host side; on lavapipe it includes the shader's execution on
+ *   the CPU, a measure that a loaded machine disturbs less than wall time), "xf proc" its ratio to
+ *   fast's. Quality high is the
+ *   GPU-native encoder (enc_bc6h_h.comp, one invocation per block); --exact adds the row high-exact
+ *   (KILN_BC6H_GPU_EXACT=1: the CPU-exact port enc_bc6h_q.comp at high), --old the row high-h4 (the
+ *   first GPU-native design enc_bc6h_h4.comp, KILN_BC6H_HIGH_DESIGN=4), --seed the row seed-high (the
+ *   seed design GPURealTimeBC6H at high, UF16 only: a calibration point between devices; its stripe
+ *   columns compare with kiln's CPU high); --both prints the SF16 table after the UF16 one.
  *
  * Rows, per image:
  *   cpu-<quality>      kiln's CPU encoder (kiln_encode_image, CPU backend, N threads; default all)
@@ -176,7 +183,7 @@ static double image_rmsle(kiln_context *ctx, const kiln_image *src, kiln_format 
 
 /* The GPU throughput table (--gpu-size). */
 static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, kiln_format fmt, const int qon[4],
-                   uint32_t n, int reps, uint32_t stripe, int with_exact)
+                   uint32_t n, int reps, uint32_t stripe, int with_exact /* rows: 1 exact, 2 old, 4 seed */)
 {
     static const char *qname[4] = {"fast", "normal", "high", "max"};
     kiln_image src[NIMG], big, top;
@@ -213,31 +220,38 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
            "CPU check on the first %u block rows (%u CPU threads)\n",
            n, fmt == KILN_FORMAT_BC6H_SFLOAT ? "BC6H_SFLOAT" : "BC6H_UFLOAT", n, n, reps, stripe,
            kiln_context_threads(ctx));
-    printf("%-10s %10s %10s %9s %9s %8s %10s %9s %12s %12s\n", "quality", "min ms", "median ms", "Gpix/s", "Gpix/s-md",
-           "x fast", "RMSLE", "identical", "stripe-GPU", "stripe-CPU");
+    printf("%-10s %10s %10s %9s %9s %8s %10s %9s %12s %12s %10s %8s\n", "quality", "min ms", "median ms", "Gpix/s", "Gpix/s-md",
+           "x fast", "RMSLE", "identical", "stripe-GPU", "stripe-CPU", "proc ms", "xf proc");
     const double gpix = (double)n * n * 1e-9;
-    double fast_ms = 0.0;
-    /* rows: fast, normal, high (GPU-native), high-exact (KILN_BC6H_GPU_EXACT=1, with --exact), max */
-    for (int row = 0; row < 5; row++) {
-        const int q = row < 3 ? row : row - 1, exact = row == 3;
-        if (!qon[q] || (exact && !with_exact)) continue;
-        const char *rname = exact ? "high-exact" : qname[q];
+    double fast_ms = 0.0, fast_cpu = 0.0;
+    /* rows: fast, normal, high (GPU-native), high-h4 (KILN_BC6H_HIGH_DESIGN=4, with --old), high-exact
+     * (KILN_BC6H_GPU_EXACT=1, with --exact), max, seed-high (gpu_strategy 1 at high, with --seed) */
+    for (int row = 0; row < 7; row++) {
+        static const int rq[7] = {0, 1, 2, 2, 2, 3, 2};
+        const int q = rq[row], old = row == 3, exact = row == 4, seed = row == 6;
+        if (!qon[q] || (old && !(with_exact & 2)) || (exact && !(with_exact & 1)) || (seed && !(with_exact & 4))) continue;
+        const char *rname = old ? "high-h4" : exact ? "high-exact" : seed ? "seed-high" : qname[q];
         if (exact) setenv("KILN_BC6H_GPU_EXACT", "1", 1);
+        if (old) setenv("KILN_BC6H_HIGH_DESIGN", "4", 1);
         kiln_encode_params ep;
         kiln_encode_params_init(&ep, fmt, (kiln_quality)q);
-        ep.gpu_strategy = 0;
+        ep.gpu_strategy = seed ? 1 : 0;
         kiln_status st = kiln_encode_image(gctx, &big, &ep, out, size); /* warm-up (pipeline compile) */
         if (st != KILN_OK) {
-            if (exact) unsetenv("KILN_BC6H_GPU_EXACT");
+            unsetenv("KILN_BC6H_GPU_EXACT");
+            unsetenv("KILN_BC6H_HIGH_DESIGN");
             printf("%-10s %s: %s\n", rname, st == KILN_ERR_UNSUPPORTED ? "n/a" : "error", kiln_last_error(gctx));
             continue;
         }
         int done = 0;
+        double cpu_min = 0.0;
         for (int r = 0; r < reps; r++) {
+            double c0 = cpu_s();
             if (kiln_encode_image(gctx, &big, &ep, out, size) != KILN_OK) break;
+            double c = (cpu_s() - c0) * 1e3;
+            if (!done || c < cpu_min) cpu_min = c;
             ms[done++] = kiln_last_gpu_ms(gctx);
         }
-        if (exact) unsetenv("KILN_BC6H_GPU_EXACT");
         if (!done) {
             printf("%-10s error: %s\n", rname, kiln_last_error(gctx));
             continue;
@@ -249,13 +263,18 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
         if (q == 0) fast_ms = mn;
         double rg = -1.0, rc = -1.0;
         size_t same = 0, nb = (size_t)bx * stripe;
+        unsetenv("KILN_BC6H_GPU_EXACT");
+        unsetenv("KILN_BC6H_HIGH_DESIGN");
+        ep.gpu_strategy = 0; /* the CPU encoder at the same quality (the seed row too) */
         if (stripe && kiln_encode_image(ctx, &top, &ep, cpu, tsize) == KILN_OK) {
             for (size_t i = 0; i < nb; i++) same += memcmp(out + i * 16, cpu + i * 16, 16) == 0;
             rg = image_rmsle(ctx, &top, fmt, out, tsize);
             rc = image_rmsle(ctx, &top, fmt, cpu, tsize);
         }
-        printf("%-10s %10.3f %10.3f %9.3f %9.3f %8.2f %10.6f %8.2f%% %12.6f %12.6f\n", rname, mn, md,
-               mn > 0 ? gpix / (mn * 1e-3) : 0.0, md > 0 ? gpix / (md * 1e-3) : 0.0, fast_ms > 0 ? mn / fast_ms : 0.0, rm, nb ? 100.0 * (double)same / (double)nb : 0.0, rg, rc);
+        if (q == 0) fast_cpu = cpu_min;
+        printf("%-10s %10.3f %10.3f %9.3f %9.3f %8.2f %10.6f %8.2f%% %12.6f %12.6f %10.1f %8.2f\n", rname, mn, md,
+               mn > 0 ? gpix / (mn * 1e-3) : 0.0, md > 0 ? gpix / (md * 1e-3) : 0.0, fast_ms > 0 ? mn / fast_ms : 0.0, rm,
+               nb ? 100.0 * (double)same / (double)nb : 0.0, rg, rc, cpu_min, fast_cpu > 0 ? cpu_min / fast_cpu : 0.0);
         fflush(stdout);
     }
     free(out);
@@ -273,7 +292,7 @@ int main(int argc, char **argv)
     uint32_t threads = 0, crop_n = 0;
     int sf = 0, gpu = 0, cpu = 1, reps = 7;
     uint32_t big_n = 0, stripe = 8;
-    int with_exact = 0;
+    int with_exact = 0, both = 0;
     const char *quals = "fast,normal,high,max";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--testdata") && i + 1 < argc) testdata = argv[++i];
@@ -286,10 +305,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--gpu-size") && i + 1 < argc) big_n = (uint32_t)atoi(argv[++i]), gpu = 1;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--stripe") && i + 1 < argc) stripe = (uint32_t)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--exact")) with_exact = 1;
+        else if (!strcmp(argv[i], "--exact")) with_exact |= 1;
+        else if (!strcmp(argv[i], "--old")) with_exact |= 2;
+        else if (!strcmp(argv[i], "--seed")) with_exact |= 4;
+        else if (!strcmp(argv[i], "--both")) both = 1;
         else {
             fprintf(stderr, "usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu] "
-                            "[--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B] [--exact]]\n");
+                            "[--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B] [--exact] [--old] [--seed] [--both]]\n");
             return 2;
         }
     }
@@ -315,6 +337,8 @@ int main(int argc, char **argv)
     }
     if (big_n) {
         int rc = gctx ? gpu_big(ctx, gctx, testdata, fmt, qon, big_n, reps < 1 ? 1 : reps, stripe, with_exact) : 1;
+        if (rc == 0 && both && !sf)
+            rc = gpu_big(ctx, gctx, testdata, KILN_FORMAT_BC6H_SFLOAT, qon, big_n, reps < 1 ? 1 : reps, stripe, with_exact);
         kiln_context_free(gctx);
         kiln_context_free(ctx);
         return rc;

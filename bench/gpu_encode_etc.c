@@ -12,7 +12,10 @@
  * runs after a warm-up; "wall" is the whole kiln_encode_image call (upload, kernel, download), median.
  * kiln's EAC design runs with both pruning variants (prune2 / prune5: KILN_GPU_EAC_PRUNE). ETC2 RGB / RGBA fast:
  * the kernel time is the GPU's ETC1 / planar pass; "wall" includes the CPU re-encode of the blocks the
- * shader flags for T / H (those modes are not on the GPU yet).
+ * shader flags for T / H. ETC2 RGB / RGBA normal..max and RGB A1 (every quality): the kernel time sums the
+ * ETC1-modes + planar submission and the T / H pass (gpu_etc2_th.c), plus the EAC alpha pass for RGBA;
+ * --th-host runs T / H on the host instead (KILN_GPU_ETC2_TH=host: "wall" then holds it). RGB A1 encodes
+ * --alpha-image (default ../shared/testdata/ldr/city_fern_512_rgba.png: real cut-outs) tiled likewise.
  * --only / --quality / --no-seed / --no-cpu restrict the table (format names as printed).
  * "== CPU" encodes the CPU-size crop on both and compares the bytes (kiln's designs must say "yes"; the
  * EAC seed is an exact optimum with its own tie-breaking, the ETC1 seed a different, narrower search). */
@@ -105,7 +108,7 @@ int main(int argc, char **argv)
 {
     uint32_t size = 4096, seed_size = 1024, cpu_size = 512, threads = 0;
     int runs = 5, only_q = -1, no_seed = 0, no_cpu = 0;
-    const char *path = NULL, *only = NULL;
+    const char *path = NULL, *only = NULL, *apath = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--size") && i + 1 < argc) size = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seed-size") && i + 1 < argc) seed_size = (uint32_t)atoi(argv[++i]);
@@ -116,9 +119,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--quality") && i + 1 < argc) only_q = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-seed")) no_seed = 1;
         else if (!strcmp(argv[i], "--no-cpu")) no_cpu = 1;
+        else if (!strcmp(argv[i], "--alpha-image") && i + 1 < argc) apath = argv[++i];
+        else if (!strcmp(argv[i], "--th-host")) setenv("KILN_GPU_ETC2_TH", "host", 1);
         else if (argv[i][0] != '-') path = argv[i];
         else {
-            fprintf(stderr, "usage: %s [--size N] [--seed-size N] [--cpu-size N] [--runs R] [--threads T] [--only FORMAT] [--quality 0-3] [--no-seed] [--no-cpu] [image.png]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--size N] [--seed-size N] [--cpu-size N] [--runs R] [--threads T] [--only FORMAT] [--quality 0-3] [--no-seed] [--no-cpu] [--alpha-image P] [--th-host] [image.png]\n", argv[0]);
             return 2;
         }
     }
@@ -158,26 +163,40 @@ int main(int argc, char **argv)
         }
         path = "synthetic";
     }
-    kiln_image big, mid, crop;
+    kiln_image big, mid, crop, asrc, abig, acrop;
     if (tile(c, &src, size, size, &big) || tile(c, &src, seed_size, seed_size, &mid) || tile(c, &src, cpu_size, cpu_size, &crop)) return 1;
+    /* RGB A1: an image with alpha cut-outs (else the colour image) */
+    const char *atries[] = {apath, "../shared/testdata/ldr/city_fern_512_rgba.png", "shared/testdata/ldr/city_fern_512_rgba.png",
+                            "/work/shared/testdata/ldr/city_fern_512_rgba.png"};
+    int aloaded = 0;
+    for (size_t i = 0; i < 4 && !aloaded; i++)
+        if (atries[i] && kiln_image_load(c, atries[i], &asrc) == KILN_OK && asrc.type == KILN_PIXEL_U8) {
+            aloaded = 1;
+            apath = atries[i];
+        }
+    if (!aloaded) apath = path;
+    if (tile(c, aloaded ? &asrc : &src, size, size, &abig) || tile(c, aloaded ? &asrc : &src, cpu_size, cpu_size, &acrop)) return 1;
     kiln_gpu_info info;
     memset(&info, 0, sizeof info);
     uint32_t ndev = 0;
     kiln_gpu_list(g, &info, 1, &ndev);
-    printf("device: %s; image %s tiled; %d runs after a warm-up\n\n", ndev ? info.name : "?", path, runs);
+    printf("device: %s; image %s tiled (etc2-rgb-a1: %s); %d runs after a warm-up; T/H %s\n\n", ndev ? info.name : "?", path,
+           apath, runs, getenv("KILN_GPU_ETC2_TH") ? "on the host" : "on the GPU");
     printf("| format | design | quality | size | kernel min ms | kernel median ms | Mpix/s (min) | wall median ms | == CPU (crop %u) |\n",
            cpu_size);
     printf("|---|---|---|---|---:|---:|---:|---:|---|\n");
     static const struct { kiln_format f; const char *name; } fmts[] = {
         {KILN_FORMAT_EAC_R11_UNORM, "eac-r11"}, {KILN_FORMAT_EAC_RG11_UNORM, "eac-rg11"},
         {KILN_FORMAT_EAC_R11_SNORM, "eac-r11-snorm"}, {KILN_FORMAT_EAC_RG11_SNORM, "eac-rg11-snorm"},
-        {KILN_FORMAT_ETC1_UNORM, "etc1"}, {KILN_FORMAT_ETC2_RGB8_UNORM, "etc2-rgb"}, {KILN_FORMAT_ETC2_RGBA8_UNORM, "etc2-rgba"}};
-    for (size_t i = 0; i < 7; i++) {
+        {KILN_FORMAT_ETC1_UNORM, "etc1"}, {KILN_FORMAT_ETC2_RGB8_UNORM, "etc2-rgb"}, {KILN_FORMAT_ETC2_RGBA8_UNORM, "etc2-rgba"},
+        {KILN_FORMAT_ETC2_RGB8A1_UNORM, "etc2-rgb-a1"}};
+    for (size_t i = 0; i < 8; i++) {
         if (only && strcmp(only, fmts[i].name)) continue;
-        const int eac = i < 4, etc2 = i >= 5;
-        for (int q = KILN_QUALITY_FAST; q <= (etc2 ? KILN_QUALITY_FAST : KILN_QUALITY_MAX); q++)
+        const int eac = i < 4, a1 = i == 7;
+        for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
             if (only_q < 0 || only_q == q)
-                for (int pr = 0; pr <= eac; pr++) run_gpu(g, c, &big, &crop, fmts[i].f, fmts[i].name, 0, pr, (kiln_quality)q, runs, eac);
+                for (int pr = 0; pr <= eac; pr++)
+                    run_gpu(g, c, a1 ? &abig : &big, a1 ? &acrop : &crop, fmts[i].f, fmts[i].name, 0, pr, (kiln_quality)q, runs, eac);
         if (eac && i < 3 && !no_seed) {
             run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, 1, KILN_QUALITY_MAX, runs < 3 ? runs : 3, 1);
             run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, 0, KILN_QUALITY_MAX, runs < 3 ? runs : 3, 1);
@@ -207,6 +226,9 @@ int main(int argc, char **argv)
             free(cb);
         }
     kiln_image_free(&big);
+    kiln_image_free(&abig);
+    kiln_image_free(&acrop);
+    if (aloaded) kiln_image_free(&asrc);
     kiln_image_free(&mid);
     kiln_image_free(&crop);
     kiln_image_free(&src);

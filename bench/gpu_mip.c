@@ -19,9 +19,18 @@
  * warm: min / median of --runs), the whole GPU call (upload, kernels, download; host wall time, min),
  * the CPU reference's wall time (one run, all cores) and the worst difference to it in LSB (contract
  * <= 1; exit 1 when over). Default sizes there: 1920x1080 2048^2 4096^2 4095^2 and 64 x 256^2.
+ * --encode bc1,bc3,... [--quality fast|normal|high|max] [--filter F] [--image PATH] instead times
+ * kiln_encode_mips (issue #5): the host path (KILN_GPU_MIP_RESIDENT=0: kiln_mip_generate on the GPU,
+ * levels downloaded, then kiln_encode_image per level, each uploading its level) against the
+ * device-resident path (src/gpu/gpu_mip_encode.c: one submission, only blocks come back): wall time
+ * (min / median of --runs after one warm-up), kernel time (host path: the mip pass + every level's
+ * encode; resident: mip + encode passes, timestamps), blocks the CPU encoder redid, and whether the
+ * bytes are the same (exit 1 when not). Default size 4096x4096 (synthetic RGBA8 sRGB texels: flat 8x8
+ * patches and noise with varying alpha; --image loads a file instead). bc6h/bc6h-sf get float texels.
  * Lavapipe is accepted (KILN_ALLOW_CPU_VULKAN semantics: the backend is forced to Vulkan). */
 #include "core/internal.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_mip_encode.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,10 +284,178 @@ static int parse_strategy(const char *s)
     return -1;
 }
 
+/* ---------------------------------------------------------------- --encode: issue #5 */
+
+static double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int synth_image(uint32_t w, uint32_t h, int f32, kiln_image *img)
+{
+    if (kiln_image_alloc(NULL, img, w, h, f32 ? KILN_PIXEL_F32 : KILN_PIXEL_U8) != KILN_OK) return -1;
+    img->channels = 4;
+    img->srgb = !f32;
+    img->hdr = f32;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            size_t i = (size_t)y * w + x;
+            uint32_t v = (uint32_t)i * 2654435761u;
+            v ^= v >> 15;
+            if (((x / 8) + (y / 8)) % 3 == 0) v = (((x / 8) * 2654435761u) ^ ((y / 8) * 40503u)) | 0xff000000u;
+            if (f32) {
+                float *p = (float *)img->pixels + i * 4;
+                for (int c = 0; c < 3; c++) p[c] = (float)((v >> (8 * c)) & 255u) / 32.0f;
+                p[3] = 1.0f;
+            } else {
+                memcpy((uint8_t *)img->pixels + i * 4, &v, 4);
+            }
+        }
+    return 0;
+}
+
+/* One kiln_encode_mips through the host path, done step by step as encode.c does it, to time its
+ * kernels: kiln_mip_generate (GPU mip pass, levels downloaded), then kiln_encode_image per level. */
+static kiln_status host_path(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *ep,
+                             const kiln_mip_params *mp, kiln_texture *out, double *kernel_ms)
+{
+    const kiln_format_info *fi = kiln_format_get_info(ep->format);
+    kiln_image lv[KILN_MAX_LEVELS];
+    uint32_t n = KILN_MAX_LEVELS;
+    *kernel_ms = 0.0;
+    kiln_status st = kiln_mip_generate(ctx, img, mp, lv, &n);
+    if (st != KILN_OK) return st;
+    *kernel_ms += kiln_last_gpu_ms(ctx);
+    st = kiln_texture_alloc(ctx, out, fi->format, img->width, img->height, n, 1, 1);
+    for (uint32_t l = 0; l < n && st == KILN_OK; l++) {
+        size_t size = 0;
+        uint8_t *d = kiln_texture_image(out, l, 0, 0, &size);
+        st = kiln_encode_image(ctx, &lv[l], ep, d, size);
+        if (st == KILN_OK && kiln_last_gpu_ms(ctx) > 0.0) *kernel_ms += kiln_last_gpu_ms(ctx);
+    }
+    for (uint32_t l = 0; l < n; l++) kiln_image_free(&lv[l]);
+    return st;
+}
+
+static int bench_encode(kiln_context *ctx, const size_item *sizes, size_t nsizes, const char *formats, const char *image,
+                        int quality, int filter, uint32_t runs)
+{
+    static const char *qn[] = {"fast", "normal", "high", "max"};
+    const kiln_gpu_info *gi = kiln_context_gpu(ctx);
+    time_t now = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    printf("# kiln compress --mips on the GPU: host path vs device-resident chain (issue #5): %s (%s), %s\n\n",
+           gi ? gi->name : "?", gi ? gi->driver : "?", date);
+    printf("kiln_encode_mips, %s filter, quality %s, full chain; wall ms min / median of %u runs after a warm-up; kernel ms "
+           "(timestamps) of the fastest run: host path = mip pass + each level's encode, resident = mip + encode/gather.\n\n",
+           filter_names[filter], qn[quality], runs);
+    printf("| image | format | path | wall min | wall med | kernel ms | blocks to CPU | same bytes |\n|---|---|---|---|---|---|---|---|\n");
+    int rc = 0;
+    char *dup = strdup(formats), *save = NULL;
+    for (size_t si = 0; si < (image ? 1 : nsizes); si++) {
+        for (char *t = strtok_r(si == 0 ? dup : NULL, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            kiln_format fmt = kiln_format_from_name(t);
+            const kiln_format_info *fi = kiln_format_get_info(fmt);
+            if (!fi) {
+                fprintf(stderr, "gpu_mip: unknown format '%s'\n", t);
+                free(dup);
+                return 2;
+            }
+            const int f32 = fmt == KILN_FORMAT_BC6H_UFLOAT || fmt == KILN_FORMAT_BC6H_SFLOAT;
+            kiln_image img;
+            char label[128];
+            if (image) {
+                if (kiln_image_load(ctx, image, &img) != KILN_OK) {
+                    fprintf(stderr, "gpu_mip: %s\n", kiln_last_error(ctx));
+                    free(dup);
+                    return 1;
+                }
+                snprintf(label, sizeof label, "%s %ux%u", image, img.width, img.height);
+            } else {
+                if (synth_image(sizes[si].w, sizes[si].h, f32, &img)) {
+                    free(dup);
+                    return 1;
+                }
+                snprintf(label, sizeof label, "synthetic %ux%u", img.width, img.height);
+            }
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, fmt, (kiln_quality)quality);
+            kiln_mip_params mp;
+            kiln_mip_params_init(&mp);
+            mp.filter = (kiln_mip_filter)filter;
+            /* as kiln_encode_mips resolves the colour space */
+            mp.color = (fi->flags & KILN_FF_SRGB) && !img.hdr ? KILN_MIP_COLOR_SRGB : KILN_MIP_COLOR_LINEAR;
+            kiln_texture ref, got;
+            memset(&ref, 0, sizeof ref);
+            memset(&got, 0, sizeof got);
+            double hw[1000], rw[1000], hk = -1.0, rk = -1.0, hbest = 1e30, rbest = 1e30;
+            uint64_t fallback = 0;
+            kiln_status st = KILN_OK;
+            for (uint32_t r = 0; r <= runs && st == KILN_OK; r++) {
+                kiln_texture_free(&ref);
+                kiln_texture_free(&got);
+                double k = 0.0, t0 = wall_ms();
+                st = host_path(ctx, &img, &ep, &mp, &ref, &k);
+                double t1 = wall_ms();
+                if (st != KILN_OK) break;
+                kiln__gpu_mip_encode_stats s0, s1;
+                kiln__gpu_mip_encode_stats_get(ctx, &s0);
+                double t2 = wall_ms();
+                st = kiln_encode_mips(ctx, &img, &ep, &mp, &got);
+                double t3 = wall_ms();
+                kiln__gpu_mip_encode_stats_get(ctx, &s1);
+                if (st != KILN_OK) break;
+                if (s1.runs != s0.runs + 1) {
+                    fprintf(stderr, "gpu_mip: %s did not take the device-resident path\n", fi->name);
+                    st = KILN_ERR_UNSUPPORTED;
+                    break;
+                }
+                if (r == 0) continue; /* warm-up: pipelines, allocations */
+                hw[r - 1] = t1 - t0;
+                rw[r - 1] = t3 - t2;
+                if (t1 - t0 < hbest) hbest = t1 - t0, hk = k;
+                if (t3 - t2 < rbest) rbest = t3 - t2, rk = s1.mip_ms + s1.encode_ms;
+                fallback = s1.fallback_blocks - s0.fallback_blocks;
+            }
+            if (st != KILN_OK) {
+                printf("| %s | %s | (failed: %s) | | | | | |\n", label, fi->name, kiln_last_error(ctx));
+                rc = 1;
+            } else {
+                int same = ref.levels == got.levels;
+                for (uint32_t l = 0; same && l < ref.levels; l++) {
+                    size_t sa = 0, sb = 0;
+                    const uint8_t *a = kiln_texture_image(&ref, l, 0, 0, &sa), *b = kiln_texture_image(&got, l, 0, 0, &sb);
+                    same = sa == sb && memcmp(a, b, sa) == 0;
+                }
+                if (!same) rc = 1;
+                double hmin, hmed, rmin, rmed;
+                stats(hw, (int)runs, &hmin, &hmed);
+                stats(rw, (int)runs, &rmin, &rmed);
+                printf("| %s | %s | host (levels down and up) | %.1f | %.1f | %.2f | - | |\n", label, fi->name, hmin, hmed, hk);
+                printf("| | | device-resident | %.1f | %.1f | %.2f | %llu | %s |\n", rmin, rmed, rk,
+                       (unsigned long long)fallback, same ? "yes" : "NO");
+            }
+            fflush(stdout);
+            kiln_texture_free(&ref);
+            kiln_texture_free(&got);
+            kiln_image_free(&img);
+        }
+        free(dup);
+        dup = strdup(formats);
+        save = NULL;
+    }
+    free(dup);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     uint32_t runs = 10;
-    int alpha = 0, device = -1, quick = 0, check = 0, wrap = 0, filters[8], nfilters = 0;
+    int alpha = 0, device = -1, quick = 0, check = 0, wrap = 0, filters[8], nfilters = 0, quality = KILN_QUALITY_HIGH;
+    const char *encode = NULL, *image = NULL;
     size_item sizes[64];
     size_t nsizes = 0;
     int strategies[8] = {KILN_MIP_STRATEGY_BASELINE, KILN_MIP_STRATEGY_BLIT, KILN_MIP_STRATEGY_PER_LEVEL,
@@ -288,6 +465,15 @@ int main(int argc, char **argv)
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--runs") && next) {
             runs = (uint32_t)strtoul(next, NULL, 10);
+            i++;
+        } else if (!strcmp(a, "--encode") && next) {
+            encode = next;
+            i++;
+        } else if (!strcmp(a, "--image") && next) {
+            image = next;
+            i++;
+        } else if (!strcmp(a, "--quality") && next) {
+            quality = !strcmp(next, "fast") ? 0 : !strcmp(next, "normal") ? 1 : !strcmp(next, "max") ? 3 : 2;
             i++;
         } else if (!strcmp(a, "--alpha")) {
             alpha = 1;
@@ -347,7 +533,8 @@ int main(int argc, char **argv)
             i++;
         } else {
             fprintf(stderr, "usage: gpu_mip [--runs N] [--sizes WxH[xCOUNT],...] [--strategies a,b,...] [--alpha] "
-                            "[--device N] [--quick] [--check] [--filter kaiser,lanczos3,mitchell,box [--wrap]]\n");
+                            "[--device N] [--quick] [--check] [--filter kaiser,lanczos3,mitchell,box [--wrap]] "
+                            "[--encode bc1,bc3,... [--quality Q] [--image PATH]]\n");
             return 2;
         }
     }
@@ -377,6 +564,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpu_mip: no Vulkan device: %s\n", kiln_last_error(ctx));
         kiln_context_free(ctx);
         return 77;
+    }
+    if (encode) {
+        if (runs > 999) runs = 999;
+        size_item def = {4096, 4096, 1};
+        if (nsizes == 0 || quick) {
+            if (quick) def.w = def.h = 256;
+            sizes[0] = def;
+            nsizes = 1;
+        }
+        int rc = bench_encode(ctx, sizes, nsizes, encode, image, quality, nfilters ? filters[0] : 0, quick ? 2 : runs);
+        kiln_context_free(ctx);
+        return rc;
     }
     if (nfilters > 0) {
         int rc = bench_filters(ctx, 0, sizes, nsizes, filters, nfilters, wrap, runs);

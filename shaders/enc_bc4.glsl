@@ -42,12 +42,14 @@ int bc4_pal(int a, int b, int i)
     return i == 6 ? R_LO : R_HI;
 }
 
-uint pair_error(int v[16], int a, int b)
+// Error of pair (a, b); stops summing once it reaches limit (then only "not below limit" is known,
+// which is all consider() asks: the decisions are those of the full sum).
+uint pair_error(int v[16], int a, int b, uint limit)
 {
     int pal[8];
     [[unroll]] for (int i = 0; i < 8; i++) pal[i] = bc4_pal(a, b, i);
     uint total = 0u;
-    for (int t = 0; t < 16; t++) {
+    for (int t = 0; t < 16 && total < limit; t++) {
         int be = (v[t] - pal[0]) * (v[t] - pal[0]);
         [[unroll]] for (int i = 1; i < 8; i++) be = min(be, (v[t] - pal[i]) * (v[t] - pal[i]));
         total += uint(be);
@@ -60,7 +62,7 @@ struct Best { uint err; int a, b; };
 void consider(inout Best best, int v[16], int a, int b)
 {
     if (a < R_LO || a > R_HI || b < R_LO || b > R_HI) return;
-    uint e = pair_error(v, a, b);
+    uint e = pair_error(v, a, b, best.err);
     if (e < best.err) { best.err = e; best.a = a; best.b = b; }
 }
 

@@ -17,12 +17,21 @@
 // the smallest target needs a level within sqrt(bound / its count) (a union of 8 base intervals,
 // one per level) and so does the largest (their hull); the evaluation stops once the error exceeds
 // the bound. The lanes' (error, (m, t, b)) minima are reduced in shared memory.
+// Ties (issue #4): keeping ties makes flat and near-flat channels expensive (alpha 255 everywhere: hundreds
+// of (m, t, b) reach error 0, and the estimate finds none since its centred base overflows 255). Exact
+// cuts: the smallest key found with error 0 (shared per job) removes every larger key, and past a lane's
+// own best key only a strictly smaller error can win (the bound drops to tb - 1).
 layout(local_size_x = 64) in;
 // The quality is a push constant (one pipeline for all four). PRUNE (specialisation constant 3):
-// 0 = two conditions (the hull of the largest target's level windows and the union of the
-// smallest's), 1 = five conditions intersected as the CPU does (fewer evaluations, more interval
-// work). Both exact; bench/gpu_encode_etc.c measures both.
+// bit 0 clear = two conditions (the hull of the largest target's level windows and the union of the
+// smallest's), set = five conditions intersected as the CPU does (fewer evaluations, more interval
+// work); bit 1 = the spacing bound: a (table, multiplier) whose levels are so far apart that at most
+// K of them can serve the targets is skipped when the optimal K-level quantisation of the targets
+// (1-D k-means, computed once per job) already exceeds the bound. All exact; bench/gpu_encode_etc.c
+// measures 0 and 1; KILN_GPU_EAC_PRUNE=2 / 3 (gpu_encode_etc.c) add the spacing bound.
 layout(constant_id = 3) const int PRUNE = 0;
+const bool FIVE = (PRUNE & 1) != 0;
+const bool SPACING = (PRUNE & 2) != 0;
 
 #include "enc_etc_eac.glsl"
 
@@ -35,6 +44,7 @@ shared uint64_t s_err[64];
 shared uint s_key[64];
 shared uint s_amb[64];
 shared uint s_bound[4]; // per job: an upper bound of the best error found so far, in units of 2^BSHIFT
+shared uint s_zkey[4];  // per job: the smallest key found with error 0 (0xffffffff: none yet)
 
 // Errors of the 11-bit kinds reach 2^58: the shared bound keeps them rounded up to 2^26 units (about
 // 1.6% of one squared 11-bit step), the 8-bit alpha exactly.
@@ -90,6 +100,7 @@ void main()
     int T[16];
     int tmin = 0, tmax = 0, cmin = 0, cmax = 0;
     int clo[NCOND], chi[NCOND], ccount[NCOND]; // the pruning conditions (see below)
+    double emin[9];                             // the spacing bound's k-level errors (SPACING)
     if (live) {
         for (int p = 0; p < 16; p++) T[p] = s_tgt[slot * 16u + uint(p)];
         tmin = T[0];
@@ -120,6 +131,41 @@ void main()
             clo[2 + q] = T[4 * q];
             chi[2 + q] = T[4 * q + 3];
             ccount[2 + q] = 4;
+        }
+        if (SPACING) {
+            // emin[k] <= the smallest error of k real levels for the targets (optimal 1-D k-means by
+            // dynamic programming over contiguous groups of the sorted targets). A group's cost is
+            // N / c with N = c * sum(t^2) - sum(t)^2 exact in 64-bit integers (|t| < 2^28, c <= 16);
+            // the doubles' relative error (a few 2^-53) is covered by the factor 1 - 2^-30.
+            int64_t ps[17];
+            uint64_t pq[17];
+            ps[0] = 0;
+            pq[0] = 0UL;
+            for (int i = 0; i < 16; i++) {
+                ps[i + 1] = ps[i] + int64_t(T[i]);
+                pq[i + 1] = pq[i] + uint64_t(int64_t(T[i]) * int64_t(T[i]));
+            }
+            double rc[17], e[17];
+            for (int j = 1; j <= 16; j++) {
+                rc[j] = 1.0LF / double(j);
+                int64_t sx = ps[j];
+                e[j] = double(uint64_t(j) * pq[j] - uint64_t(sx * sx)) * rc[j];
+            }
+            emin[0] = 1e300LF;
+            emin[1] = e[16];
+            for (int k = 2; k <= 8; k++) {
+                for (int j = 16; j >= 1; j--) {
+                    double bst = e[j];
+                    for (int i = 1; i < j; i++) {
+                        int64_t sx = ps[j] - ps[i];
+                        uint64_t c = uint64_t(j - i);
+                        bst = min(bst, e[i] + double(c * (pq[j] - pq[i]) - uint64_t(sx * sx)) * rc[j - i]);
+                    }
+                    e[j] = bst;
+                }
+                emin[k] = e[16];
+            }
+            for (int k = 1; k <= 8; k++) emin[k] *= 1.0LF - 1.0LF / 1073741824.0LF;
         }
         int U[16];
         for (int i = 0; i < 8; i++) {
@@ -172,7 +218,10 @@ void main()
     s_err[lid] = be;
     s_key[lid] = bk;
     s_amb[lid] = amb;
-    if (lane == 0u) s_bound[slot] = 0xffffffffu;
+    if (lane == 0u) {
+        s_bound[slot] = 0xffffffffu;
+        s_zkey[slot] = 0xffffffffu;
+    }
     barrier();
     // the first strict minimum in table order
     uint64_t e_est = UMAX;
@@ -200,9 +249,18 @@ void main()
             if (m < MMIN || m > 15) continue;
             if (QUALITY == 1 && abs(m - est_m) > 2) continue;
             uint64_t B = min(min(e_est, tb), bound_value(atomicMin(s_bound[slot], bound_units(tb))));
+            // Ties: a candidate wins only with a smaller error, or the same error and a smaller key. Once
+            // some lane has error 0 at key zk, every key above zk is out (flat or near-flat channels have
+            // hundreds of zero-error (m, t, b): without this each lane evaluated all of them).
+            uint zk = tb == 0UL ? tk : 0xffffffffu;
+            zk = min(zk, atomicMin(s_zkey[slot], zk));
+            if (zk < lexkey(m, t, BMIN)) continue;
+            // every key of this (t, m) is above the lane's best key: only a strictly smaller error wins
+            // (tb > 0 here, else zk <= tk would have skipped it)
+            if (lexkey(m, t, BMIN) > tk) B = min(B, tb - 1UL);
             if (!have || B != rfor) {
                 have = true;
-                for (int k = 0; k < (PRUNE == 0 ? 2 : NCOND); k++) {
+                for (int k = 0; k < (FIVE ? NCOND : 2); k++) {
                     // `count` pixels in [lo, hi] each with error >= dist^2: dist <= sqrt(B / count)
                     int64_t R = rbound(B / uint64_t(ccount[k]));
                     wlo[k] = int(clamp(cdiv64(int64_t(clo[k]) - R, SCALE), -4096L, 4096L));
@@ -212,27 +270,48 @@ void main()
             }
             int f = eac_factor(m), off[8];
             for (int i = 0; i < 8; i++) off[i] = mods[i] * f;
-            if (PRUNE == 0) {
+            if (SPACING) {
+                // the most levels of this (t, m) inside the targets' range: the longest run of sorted
+                // offsets spanning <= the range (off[3] < off[2] < off[1] < off[0] < off[4] < ... < off[7]),
+                // plus the nearest level below and above, plus a clamped level on a range end
+                int mc = 1;
+                for (int i = 0; i < 8; i++) {
+                    int oi = off[i < 4 ? 3 - i : i];
+                    for (int j = i + 1; j < 8; j++) {
+                        int oj = off[j < 4 ? 3 - j : j];
+                        if (int64_t(oj - oi) * SCALE <= int64_t(tmax) - int64_t(tmin)) mc = max(mc, j - i + 1);
+                    }
+                }
+                int K = mc + 2 + (tmin <= VMIN * SCALE ? 1 : 0) + (tmax >= VMAX * SCALE ? 1 : 0);
+                if (K < 8 && emin[K] > double(B)) continue;
+            }
+            if (!FIVE) {
                 int lo0 = wlo[0], hi0 = whi[0], lo1 = wlo[1], hi1 = whi[1];
                 if (hi0 < VMIN || lo0 > VMAX || hi1 < VMIN || lo1 > VMAX) continue;
                 // hull of the bases that put some level within the largest target's window
                 int hlo = lo1 <= VMIN ? BMIN : max(BMIN, cdivstep(lo1 - off[7] - C0));
                 int hhi = hi1 >= VMAX ? BMAX : min(BMAX, fdivstep(hi1 - off[3] - C0));
                 // the smallest target's window, level by level in decreasing offset (increasing base)
+                // bases increase through the loops: once a key passes zk, nothing further can win
                 int next = hlo;
-                for (int jj = 0; jj < 8; jj++) {
+                for (int jj = 0; jj < 8 && next <= hhi; jj++) {
                     int i = jj < 4 ? 7 - jj : jj - 4;
                     int blo = lo0 <= VMIN ? BMIN : cdivstep(lo0 - off[i] - C0);
                     int bhi = hi0 >= VMAX ? BMAX : fdivstep(hi0 - off[i] - C0);
                     blo = max(blo, next);
                     bhi = min(bhi, hhi);
                     for (int b = blo; b <= bhi; b++) {
-                        uint64_t lim = min(B, tb);
-                        uint64_t e = eval_b(T, b, off, lim);
                         uint k = lexkey(m, t, b);
+                        if (k > zk) {
+                            bhi = hhi;
+                            break;
+                        }
+                        uint64_t lim = k < tk ? min(B, tb) : min(B, tb - 1UL); // tb > 0 here: else zk = tk < k
+                        uint64_t e = eval_b(T, b, off, lim);
                         if (e <= lim && (e < tb || k < tk)) {
                             tb = e;
                             tk = k;
+                            if (e == 0UL) zk = k;
                         }
                     }
                     next = max(next, bhi + 1);
@@ -292,14 +371,20 @@ void main()
                 }
                 if (nc == 0) break;
             }
+            // sorted intervals, increasing bases: once a key passes zk, nothing further can win
             for (int ci = 0; ci < nc; ci++) {
                 for (int b = ca[ci]; b <= cb[ci]; b++) {
-                    uint64_t lim = min(B, tb);
-                    uint64_t e = eval_b(T, b, off, lim);
                     uint k = lexkey(m, t, b);
+                    if (k > zk) {
+                        ci = nc;
+                        break;
+                    }
+                    uint64_t lim = k < tk ? min(B, tb) : min(B, tb - 1UL); // tb > 0 here: else zk = tk < k
+                    uint64_t e = eval_b(T, b, off, lim);
                     if (e <= lim && (e < tb || k < tk)) {
                         tb = e;
                         tk = k;
+                        if (e == 0UL) zk = k;
                     }
                 }
             }

@@ -53,6 +53,8 @@ uint ST(uint s, uint i) { return prm[P_STAGE + 8u * s + i]; }
 uint ntaps(uint d) { return d == 1u ? 1u : 2u + (d & 1u); }
 uint tap0(uint d, uint x) { return d == 1u ? 0u : 2u * x; }
 
+#include "mip_div.glsl"
+
 void axis_weights(uint d, uint x, out float w0, out float w1, out float w2)
 {
     if (d == 1u) {
@@ -62,9 +64,9 @@ void axis_weights(uint d, uint x, out float w0, out float w1, out float w2)
     } else {
         uint n = d >> 1;
         float fd = float(d);
-        w0 = float(n - x) / fd;
-        w1 = float(n) / fd;
-        w2 = float(x + 1u) / fd;
+        w0 = div_rn(float(n - x), fd);
+        w1 = div_rn(float(n), fd);
+        w2 = div_rn(float(x + 1u), fd);
     }
 }
 
@@ -109,7 +111,7 @@ vec4 reduce(uint mode, uint z, uint ls, uint x, uint y, uvec3 reg, bool weighted
     }
     if (weighted) {
         float a = o.a;
-        return a > 0.0 ? vec4(o.r / a, o.g / a, o.b / a, a) : vec4(op.rgb, a);
+        return a > 0.0 ? vec4(div_rn(o.r, a), div_rn(o.g, a), div_rn(o.b, a), a) : vec4(op.rgb, a);
     }
     return o;
 }
@@ -132,7 +134,7 @@ vec4 reduce4(vec4 s00, vec4 s10, vec4 s01, vec4 s11, bool weighted)
     precise vec4 p1 = 0.5 * s10 + 0.5 * s11;
     precise vec4 op = 0.5 * p0 + 0.5 * p1;
     float a = o.a;
-    return a > 0.0 ? vec4(o.r / a, o.g / a, o.b / a, a) : vec4(op.rgb, a);
+    return a > 0.0 ? vec4(div_rn(o.r, a), div_rn(o.g, a), div_rn(o.b, a), a) : vec4(op.rgb, a);
 }
 
 /* Region (lo.xy, hi.xy) of level l0+k and own range, k = K .. 1. */

@@ -375,8 +375,10 @@ VI void exact_mode_body(const distinct *d, bc4_range r, int eight, bc4_best *bes
      * apart, so at most floor(w / g) + 1 of them fall inside the texels' range [mn, mx] of width w;
      * with the nearest entry below and above (and the fixed 6-value mode extremes when a texel sits on
      * them) no more than K levels serve the texels, and no palette beats emin[K]. The bound grows with
-     * the span, so the first chunk (smallest span) that fails it ends the run over hi. */
-    const int mn = d->sorted[0], mx = d->sorted[d->n - 1], w = mx - mn;
+     * the span, so the first chunk (smallest span) that fails it ends the run over hi. SNORM ramps
+     * truncate toward zero, which can put the two entries next to zero closer than g (entries -3, 0,
+     * 1, 4 for g = 2): there at most floor((w + 1) / g) + 1 lie in the range (checked over every pair). */
+    const int mn = d->sorted[0], mx = d->sorted[d->n - 1], w = mx - mn + is_signed;
     const int extra = 3 + (!eight && mn == r.lo) + (!eight && mx == r.hi);
     for (int lo = r.lo; lo <= r.hi; lo++) {
         const uint32_t bl = ol[lo - r.lo];

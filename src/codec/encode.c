@@ -5,6 +5,7 @@
  * RGBA8, RGBA16F, RGBA32F) are converted pixel by pixel. */
 #include "codec/codec.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_mip_encode.h"
 
 #include <stdio.h>
 
@@ -310,6 +311,19 @@ kiln_status kiln_encode_mips(kiln_context *ctx, const kiln_image *img, const kil
     if (mp.color == KILN_MIP_COLOR_AUTO && !mp.normal_map)
         mp.color = (fi->flags & KILN_FF_SRGB) && !img->hdr ? KILN_MIP_COLOR_SRGB : KILN_MIP_COLOR_LINEAR;
 
+    /* GPU: the chain stays on the device between the mip pass and the encoder (src/gpu/gpu_mip_encode.c);
+     * what that path does not cover (KILN_ERR_UNSUPPORTED) takes the host path below */
+    if (fn) {
+        kiln_status gst = KILN_OK;
+        if (kiln__gpu_wanted(ctx, &gst)) {
+            kiln_status rst = kiln__gpu_encode_mips(ctx, img, params, &mp, out);
+            if (rst != KILN_ERR_UNSUPPORTED) return rst;
+            if (ctx->params.verbose) fprintf(stderr, "kiln: %s; mip chain through host memory\n", kiln_last_error(ctx));
+            kiln__clear_error(ctx);
+        }
+        if (gst != KILN_OK) return gst;
+    }
+
     kiln_image levels[KILN_MAX_LEVELS];
     memset(levels, 0, sizeof levels);
     uint32_t n = KILN_MAX_LEVELS;
@@ -338,6 +352,7 @@ kiln_status kiln_encode_mips(kiln_context *ctx, const kiln_image *img, const kil
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define BATCH_MAX_FORMATS 8
 
@@ -350,9 +365,11 @@ typedef struct batch_run {
     kiln_encode_params ring_params[BATCH_MAX_FORMATS];
     uint32_t nring;
     atomic_uint next;       /* the image queue both sides pull from */
-    uint32_t gpu_images;    /* images the GPU side took */
+    atomic_uint gpu_images; /* images the GPU side took */
+    double t0;              /* when the batch started (ms, monotonic) */
     /* the CPU side of a split */
     kiln_context *cpu;
+    int cpu_nice;           /* the CPU side's scheduling nice value (split_nice) */
     kiln_status cpu_status;
 } batch_run;
 
@@ -366,15 +383,44 @@ static int batch_next(void *user, const kiln_image **img, uint8_t **dst)
         size_t size = 0;
         dst[r] = kiln_texture_image(&b->out[(size_t)i * b->nformats + b->ring_fmt[r]], 0, 0, 0, &size);
     }
-    b->gpu_images++;
+    atomic_fetch_add(&b->gpu_images, 1u);
     return 1;
+}
+
+/* A CPU side that encodes one image while the GPU side takes more than this many (2; KILN_SPLIT_GPU_LEAD
+ * overrides it for tests and bench/) drops out. */
+static double split_gpu_lead(void)
+{
+    const char *e = getenv("KILN_SPLIT_GPU_LEAD");
+    if (e && e[0] >= '0' && e[0] <= '9') return atof(e);
+    return 2.0;
+}
+
+static double split_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static void *batch_cpu_side(void *user)
 {
     batch_run *b = user;
+    kiln__thread_set_nice(b->cpu_nice);
     kiln_status st = KILN_OK;
+    uint32_t done = 0;
+    double t_last = b->t0, t_cpu = 0.0;
+    const double lead = split_gpu_lead();
     for (;;) {
+        /* Drop out when the GPU side takes images more than `lead` times as fast as this side
+         * encodes them: measured on the H100 (docs/PERFORMANCE.md), the split then slows the GPU side's
+         * host work by more than the CPU side adds. Judged from the second image on (the first one
+         * overlaps the GPU side's start). */
+        if (done >= 2) {
+            double el = split_now_ms() - b->t0;
+            double gpu_rate = el > 0.0 ? (double)atomic_load(&b->gpu_images) / el : 0.0; /* images per ms */
+            if (gpu_rate * (t_cpu / (double)(done - 1)) > lead) break;
+        }
         uint32_t i = atomic_fetch_add(&b->next, 1u);
         if (i >= b->count) break;
         for (uint32_t r = 0; r < b->nring && st == KILN_OK; r++) {
@@ -388,9 +434,27 @@ static void *batch_cpu_side(void *user)
             atomic_store(&b->next, b->count); /* stop the GPU side too */
             break;
         }
+        double t = split_now_ms();
+        if (done > 0) t_cpu += t - t_last; /* per-image time from the second image on */
+        t_last = t;
+        done++;
     }
     b->cpu_status = st;
     return NULL;
+}
+
+/* The CPU side of a split batch runs its threads at a raised nice value (Linux): when both sides want
+ * the cores, the GPU side's host work (texel preparation, copies, fallback blocks) runs first and the
+ * CPU side takes what is left, so the split does not slow the GPU side down. KILN_SPLIT_NICE (0..19)
+ * overrides the default for bench/. */
+static int split_nice(void)
+{
+    const char *e = getenv("KILN_SPLIT_NICE");
+    if (e && e[0] >= '0' && e[0] <= '9') {
+        int v = atoi(e);
+        return v > 19 ? 19 : v;
+    }
+    return 10;
 }
 
 kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint32_t count,
@@ -427,6 +491,8 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
         b->params = params;
         b->out = out;
         atomic_init(&b->next, 0u);
+        atomic_init(&b->gpu_images, 0u);
+        b->t0 = split_now_ms();
     }
     /* which formats take the pipelined GPU path: every image must be accepted */
     kiln_status gst = KILN_OK;
@@ -452,7 +518,8 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
         cp.backend = KILN_BACKEND_CPU;
         cp.progress = NULL;
         cp.threads = ctx->threads > 1 ? ctx->threads - 1 : 1;
-        st = kiln_context_create(&cp, &b->cpu);
+        b->cpu_nice = split_nice();
+        st = kiln__context_create_nice(&cp, b->cpu_nice, &b->cpu);
         if (st != KILN_OK) st = kiln__fail(ctx, st, "kiln_encode_batch: cannot create the CPU side's context");
     }
     if (st == KILN_OK && b->nring) {
@@ -477,8 +544,8 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
                 st = kiln__fail(ctx, b->cpu_status, "%s", kiln_last_error(b->cpu));
         }
         if (st == KILN_OK && ctx->params.verbose && b->cpu)
-            fprintf(stderr, "kiln: batch of %u images split: %u on the GPU, %u on the CPU\n", count, b->gpu_images,
-                    count - b->gpu_images);
+            fprintf(stderr, "kiln: batch of %u images split: %u on the GPU, %u on the CPU\n", count,
+                    atomic_load(&b->gpu_images), count - atomic_load(&b->gpu_images));
     }
     /* everything else: image by image, as kiln_encode does */
     for (uint32_t f = 0; f < nformats && st == KILN_OK; f++) {

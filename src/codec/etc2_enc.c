@@ -609,7 +609,8 @@ static double th_bound(const etc_src *src)
 
 /* ---------------------------------------------------------------- search driver */
 
-void kiln__etc2_search(const etc_src *src, etc_sol *best)
+/* The ETC1 modes and planar: the state the T / H pass starts from (the GPU's passes split here). */
+void kiln__etc2_search_pre_th(const etc_src *src, etc_sol *best)
 {
     if (src->quality == KILN_QUALITY_FAST && !src->transparent)
         kiln__etc1_fast(src, best);
@@ -620,8 +621,12 @@ void kiln__etc2_search(const etc_src *src, etc_sol *best)
         etc_sol p;
         planar_search(src, &p);
         if (p.err < best->err) *best = p;
-        if (best->err == 0) return;
     }
+}
+
+/* T / H after the ETC1 modes and planar (nothing when best->err is 0: the gate is never below 0). */
+void kiln__etc2_search_th(const etc_src *src, etc_sol *best)
+{
     /* T/H: below max only for blocks the other modes leave with a noticeable error (mean squared
      * error per pixel over R+G+B above 150 / 24 / 8 at fast / normal / high) */
     static const uint32_t th_gate[4] = {150, 24, 8, 0};
@@ -635,6 +640,12 @@ void kiln__etc2_search(const etc_src *src, etc_sol *best)
             kiln__etc_reselect(best, src, 0);
         }
     }
+}
+
+void kiln__etc2_search(const etc_src *src, etc_sol *best)
+{
+    kiln__etc2_search_pre_th(src, best);
+    kiln__etc2_search_th(src, best);
 }
 
 /* ---------------------------------------------------------------- block encoder entries */

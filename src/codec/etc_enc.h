@@ -112,6 +112,9 @@ void kiln__etc1_fast(const etc_src *src, etc_sol *best);
 void kiln__etc_select_fast(etc_sol *s, const etc_src *src);
 /* ETC2 colour: the ETC1 modes plus T, H and planar (planar skipped for transparent A1 blocks). */
 void kiln__etc2_search(const etc_src *src, etc_sol *best);
+/* kiln__etc2_search in two halves (the GPU passes split there): the ETC1 modes and planar, then T / H. */
+void kiln__etc2_search_pre_th(const etc_src *src, etc_sol *best);
+void kiln__etc2_search_th(const etc_src *src, etc_sol *best);
 /* ETC2 T and H modes only (effort from src->quality); improves *best when it finds a lower error. */
 void kiln__etc2_th_search(const etc_src *src, etc_sol *best);
 /* etc_enc_fast.c: quality FAST of ETC1 (etc2 = 0) and ETC2 RGB (etc2 = 1) for an opaque block without

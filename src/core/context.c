@@ -74,6 +74,11 @@ void kiln_context_params_init(kiln_context_params *params)
 
 kiln_status kiln_context_create(const kiln_context_params *params, kiln_context **out)
 {
+    return kiln__context_create_nice(params, 0, out);
+}
+
+kiln_status kiln__context_create_nice(const kiln_context_params *params, int nice, kiln_context **out)
+{
     if (!out) return KILN_ERR_INVALID_ARGUMENT;
     *out = NULL;
     kiln_context_params p;
@@ -95,7 +100,7 @@ kiln_status kiln_context_create(const kiln_context_params *params, kiln_context 
     ctx->resolved = p.backend == KILN_BACKEND_CPU ? KILN_BACKEND_CPU : KILN_BACKEND_AUTO;
     ctx->last_gpu_ms = -1.0;
     if (n > 1) {
-        ctx->pool = kiln__pool_create(n);
+        ctx->pool = kiln__pool_create(n, nice);
         if (!ctx->pool) {
             free(ctx);
             return KILN_ERR_OUT_OF_MEMORY;

@@ -65,7 +65,13 @@ kiln_status kiln__parallel_for_progress(kiln_context *ctx, size_t count, size_t 
 kiln_status kiln__progress(kiln_context *ctx, float fraction);
 bool kiln__cancelled(kiln_context *ctx);
 
-kiln_pool *kiln__pool_create(uint32_t threads);
+/* nice > 0: the pool's threads run at that nice value (Linux; elsewhere ignored): the CPU side of a
+ * split batch yields to the GPU side's host work. */
+kiln_pool *kiln__pool_create(uint32_t threads, int nice);
+/* Lowers the calling thread's scheduling priority to `nice` (> 0; Linux, best effort). */
+void kiln__thread_set_nice(int nice);
+/* kiln_context_create whose worker threads run at scheduling nice value `nice` (see kiln__pool_create). */
+kiln_status kiln__context_create_nice(const kiln_context_params *params, int nice, kiln_context **out);
 void kiln__pool_destroy(kiln_pool *pool);
 
 /* ---- half floats (IEEE 754 binary16) ---- */

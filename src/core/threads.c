@@ -5,6 +5,11 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 typedef struct job {
     kiln_range_fn fn;
@@ -24,6 +29,7 @@ struct kiln_pool {
     uint64_t generation;
     uint32_t busy;
     int quit;
+    int nice;            /* > 0: the workers lower their scheduling priority to this nice value */
 };
 
 typedef struct worker_arg {
@@ -51,12 +57,24 @@ static void run_chunks(job *j, uint32_t worker)
     }
 }
 
+void kiln__thread_set_nice(int nice)
+{
+#if defined(__linux__)
+    /* Linux keeps a nice value per thread; raising it needs no privilege. Best effort: a failure only
+     * leaves the thread at its priority. */
+    if (nice > 0) (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice > 19 ? 19 : nice);
+#else
+    (void)nice;
+#endif
+}
+
 static void *worker_main(void *p)
 {
     worker_arg *wa = p;
     kiln_pool *pool = wa->pool;
     uint32_t index = wa->index;
     free(wa);
+    kiln__thread_set_nice(pool->nice);
     uint64_t seen = 0;
     pthread_mutex_lock(&pool->mu);
     for (;;) {
@@ -76,10 +94,11 @@ static void *worker_main(void *p)
     return NULL;
 }
 
-kiln_pool *kiln__pool_create(uint32_t threads)
+kiln_pool *kiln__pool_create(uint32_t threads, int nice)
 {
     kiln_pool *pool = calloc(1, sizeof *pool);
     if (!pool) return NULL;
+    pool->nice = nice;
     pthread_mutex_init(&pool->mu, NULL);
     pthread_cond_init(&pool->wake, NULL);
     pthread_cond_init(&pool->idle, NULL);

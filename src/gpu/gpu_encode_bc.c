@@ -4,9 +4,10 @@
  * kiln (0): the CPU encoders' own searches (src/codec/bc1_enc.c, bc4_enc.c) with arithmetic designed
  *   to give the same bytes: integer palettes and errors, `precise` float/double expressions in the C
  *   order, correctly rounded divisions (enc_bc_common.glsl). BC4/BC5/BC3-alpha: every quality
- *   (shaders/enc_bc4.comp, one invocation per channel; max: enc_bc4_max.comp, one workgroup per
- *   channel running the exact search). BC1/BC3 colour at fast quality: the CPU's 16-block batch path
- *   per invocation (enc_bc1.comp), and the CPU's per-block path for the blocks the batch gives back;
+ *   (shaders/enc_bc4.comp, one invocation per channel; max: enc_bc4_max.comp, one invocation per
+ *   channel running the exact search as a quadtree over the endpoint plane). BC1/BC3 colour at fast
+ *   quality: the CPU's 16-block batch path per invocation (enc_bc1.comp), and the CPU's per-block
+ *   path for the blocks the batch gives back;
  *   at normal quality the per-block path (principal axis, extremes, three least-squares refits, both
  *   modes); flat and near-flat blocks take the CPU's single-colour tables (bc1_enc_tables.h, copied
  *   into a storage buffer at binding 3: flat_table_words), transparent and cut-out texels count as the
@@ -350,9 +351,18 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
             ps->local = KILN_EBC_LOCAL;
             ps->per_task = 4;
         } else if (q == KILN_QUALITY_MAX) {
-            ps->shader = "enc_bc4_max";
-            ps->local = KILN_EBC_MAX_LOCAL;
-            ps->per_task = KILN_EBC_MAX_LOCAL;
+            /* enc_bc4_max: one invocation per task (quadtree search); KILN_GPU_BC4_MAX=v1 (bench, tests)
+             * picks the first design, a workgroup per task */
+            const char *v1 = getenv("KILN_GPU_BC4_MAX");
+            if (v1 && strcmp(v1, "v1") == 0) {
+                ps->shader = "enc_bc4_max_v1";
+                ps->local = KILN_EBC_MAX_LOCAL;
+                ps->per_task = KILN_EBC_MAX_LOCAL;
+            } else {
+                ps->shader = "enc_bc4_max";
+                ps->local = KILN_EBC_LOCAL;
+                ps->per_task = 1;
+            }
         } else {
             ps->shader = "enc_bc4";
             ps->local = KILN_EBC_LOCAL;
@@ -542,3 +552,6 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
 
 /* the pipelined multi-image / multi-format path (owner gpuio): shares this file's statics */
 #include "gpu/gpu_encode_bc_ring.inc"
+
+/* device-resident texels: the mip chain + encode path (owner mipdev, src/gpu/gpu_mip_encode.c) */
+#include "gpu/gpu_mip_encode_bc.inc"

@@ -7,11 +7,13 @@
  * gpu_strategy 0 (kiln), UF16 and SF16, the CPU encoder's searches (src/codec/bc6h_enc.c):
  *   fast: shaders/enc_bc6h.comp, four invocations per block try the one-subset modes in parallel, a
  *   shared-memory min-reduction picks the CPU's winner, which gets the CPU's least-squares pass.
- *   high (default): shaders/enc_bc6h_h.comp, GPU-native, float only: 4 invocations per block rank the
- *   32 partitions by a moment residual, fit the best P, score the (filtered) candidates cheaply
- *   (projection indices, linearised error), refine the best K exactly with L least-squares passes
- *   (run_high; docs/PERFORMANCE.md states its tolerance against the CPU). KILN_BC6H_GPU_EXACT=1
- *   (not "0") selects the exact port below at high instead.
+ *   high (default): shaders/enc_bc6h_h.comp, GPU-native, float only, one invocation per block: rank
+ *   the 32 partitions by a moment residual, fit the best P, score the (filtered) candidates cheaply
+ *   (projection indices, linearised error), measure the best K (+ the best one-subset one) with the
+ *   exact metric on the palette entries around each projection, give the best R of them L
+ *   least-squares passes (run_high; docs/PERFORMANCE.md states its tolerance against the CPU). KILN_BC6H_HIGH_DESIGN=4: the first GPU-native design,
+ *   enc_bc6h_h4.comp (4 invocations per block). KILN_BC6H_GPU_EXACT=1 (not "0") selects the exact
+ *   port below at high instead.
  *   normal/max (and high with KILN_BC6H_GPU_EXACT=1): shaders/enc_bc6h_q.comp, 8 / 8 / 16 invocations
  *   per block: partition fits and
  *   ranking, every (mode, partition) candidate of the CPU's search spread over the lanes, the CPU's k best by
@@ -38,12 +40,21 @@
  * blocks per workgroup x candidates must fit its shared ERRS (1296): 8 x 44, 8 x 124, 4 x 324 */
 static const uint32_t bc6h_q_lanes[4] = {0, 8, 8, 16};
 
-/* enc_bc6h_h.comp (quality high, GPU-native) defaults: invocations per block, partitions fitted and
- * tried (of the 32 ranked by a moment residual), candidates refined exactly, least-squares passes */
-#define BC6H_HIGH_LANES 4u
+/* enc_bc6h_h.comp (quality high, GPU-native, one invocation per block) defaults: partitions fitted
+ * and tried (of the 32 ranked by a moment residual), candidates measured exactly (<= its MAXK),
+ * least-squares passes, candidates given them (<= its MAXR); docs/PERFORMANCE.md has the measured
+ * alternatives. enc_bc6h_h4.comp (the first design, KILN_BC6H_HIGH_DESIGN=4): 4 invocations per
+ * block, at most 4 kept, its defaults 4, 4, 3. */
 #define BC6H_HIGH_PARTS 4u
 #define BC6H_HIGH_KEEP 4u
-#define BC6H_HIGH_LS 3u
+#define BC6H_HIGH_LS 6u
+#define BC6H_HIGH_REFINE 2u /* of the K, the best R (by exact error) get the L passes */
+#define BC6H_HIGH_MAXK 8u
+#define BC6H_HIGH_MAXR 4u
+#define BC6H_HIGH4_LANES 4u
+#define BC6H_HIGH4_PARTS 4u
+#define BC6H_HIGH4_KEEP 4u
+#define BC6H_HIGH4_LS 3u
 
 /* enc_bc6h_q.comp's table (binding 2; the offsets are its T_* constants) */
 #define BC6H_T_W 31744u
@@ -164,23 +175,47 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
     return st;
 }
 
-/* quality high, GPU-native (shaders/enc_bc6h_h.comp, 4 invocations per block): partitions fitted,
- * candidates refined exactly, least-squares passes. Tuning aid: KILN_BC6H_HIGH_CFG="P,K,L" (P <= 8
- * partitions, 1 <= K <= 4 kept, L <= 8 passes). */
+/* quality high, GPU-native: shaders/enc_bc6h_h.comp (one invocation per block) or, with
+ * KILN_BC6H_HIGH_DESIGN=4, the first design shaders/enc_bc6h_h4.comp (4 invocations per block; kept
+ * to compare). Tuning aid: KILN_BC6H_HIGH_CFG="P,K,L[,R]" (P <= 8 partitions, 1 <= K <= 8 kept (4
+ * for the first design), L <= 8 passes, 1 <= R <= 4 of the kept given them; no R for the first
+ * design). */
 static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t sf, uint32_t subgroup_size, uint8_t *dst)
 {
-    uint32_t cfg[4] = {BC6H_HIGH_PARTS, BC6H_HIGH_KEEP, BC6H_HIGH_LS, 0};
+    const char *design = getenv("KILN_BC6H_HIGH_DESIGN");
+    int first = 0;
+    if (design && *design) {
+        if (strcmp(design, "4") == 0) first = 1;
+        else if (strcmp(design, "1") != 0)
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                              "KILN_BC6H_HIGH_DESIGN=%s: use 1 (one invocation per block, the default) or 4 "
+                              "(the first design)",
+                              design);
+    }
+    const uint32_t maxk = first ? BC6H_HIGH4_LANES : BC6H_HIGH_MAXK;
+    uint32_t cfg[4] = {BC6H_HIGH_PARTS, BC6H_HIGH_KEEP, BC6H_HIGH_LS, BC6H_HIGH_REFINE};
+    if (first) { /* the first design's own defaults (as measured on the H100, 2026-11-25) */
+        cfg[0] = BC6H_HIGH4_PARTS;
+        cfg[1] = BC6H_HIGH4_KEEP;
+        cfg[2] = BC6H_HIGH4_LS;
+        cfg[3] = 0;
+    }
     const char *env = getenv("KILN_BC6H_HIGH_CFG");
     if (env && *env) {
-        unsigned p, k, l;
-        if (sscanf(env, "%u,%u,%u", &p, &k, &l) != 3 || p > 8 || k < 1 || k > BC6H_HIGH_LANES || l > 8)
+        unsigned p, k, l, r = cfg[3];
+        int n = sscanf(env, "%u,%u,%u,%u", &p, &k, &l, &r);
+        if ((n != 3 && !(n == 4 && !first)) || p > 8 || k < 1 || k > maxk || l > 8 ||
+            (n == 4 && (r < 1 || r > BC6H_HIGH_MAXR)))
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
-                              "KILN_BC6H_HIGH_CFG=%s: use P,K,L with P <= 8, 1 <= K <= %u, L <= 8", env, BC6H_HIGH_LANES);
+                              "KILN_BC6H_HIGH_CFG=%s: use P,K,L%s with P <= 8, 1 <= K <= %u, L <= 8%s", env,
+                              first ? "" : "[,R]", maxk, first ? "" : ", 1 <= R <= 4");
         cfg[0] = p;
         cfg[1] = k;
         cfg[2] = l;
+        cfg[3] = r;
     }
-    return run_shader(ctx, img, "enc_bc6h_h", sf, BC6H_HIGH_LANES, cfg, subgroup_size, dst);
+    if (first) return run_shader(ctx, img, "enc_bc6h_h4", sf, BC6H_HIGH4_LANES, cfg, subgroup_size, dst);
+    return run_shader(ctx, img, "enc_bc6h_h", sf, 1u, cfg, subgroup_size, dst);
 }
 
 kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
@@ -236,3 +271,6 @@ kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, cons
     }
     return run_shader(ctx, img, "enc_bc6h_seed", params->quality == KILN_QUALITY_FAST ? 0u : 1u, 1u, NULL, subgroup_size, dst);
 }
+
+/* float texels already on the device: the mip chain + encode path (owner mipdev, src/gpu/gpu_mip_encode.c) */
+#include "gpu/gpu_mip_encode_bc6h.inc"

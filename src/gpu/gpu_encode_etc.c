@@ -3,10 +3,10 @@
  * Done: EAC R11 / RG11 (unsigned and signed) in two designs, selected by params->gpu_strategy:
  *   0 (kiln)  shaders/enc_eac.comp: bit-identical to the CPU encoder (src/codec/eac_enc.c) at every
  *             quality, tie-breaking included; 4 blocks per workgroup of 64, a lane per table, exact
- *             pruning (two conditions, or with KILN_GPU_EAC_PRUNE=1 in the environment the CPU's five:
- *             a specialisation constant that bench/ compares); the few jobs whose CPU range estimate
- *             sits exactly on a double rounding boundary are flagged by the shader and re-encoded here
- *             on the CPU (see enc_etc_eac.glsl and enc_eac.comp).
+ *             pruning (two conditions; KILN_GPU_EAC_PRUNE=1 the CPU's five, 2 / 3 the same plus a
+ *             spacing bound: a specialisation constant that bench/ compares); the few jobs whose CPU
+ *             range estimate sits exactly on a double rounding boundary are flagged by the shader and
+ *             re-encoded here on the CPU (see enc_etc_eac.glsl and enc_eac.comp).
  *   1 (seed)  shaders/enc_eac_seed.comp: betsy's design, 256 invocations per block (one per base),
  *             every table x multiplier, tree reduction: an exact optimum (same error as kiln's design
  *             at high/max, ties may differ). Shared-memory preload of the targets or direct reads:
@@ -25,15 +25,29 @@
  * ETC1, seed (gpu_strategy 1): shaders/enc_etc1_seed.comp, betsy's 4 invocations per block (flip x
  *   individual / differential), each an rg_etc1-style base search (radius 0 / 1 / 2 / 2 by quality),
  *   min-reduction; same KILN_GPU_ETC_PRELOAD switch. Not bit-identical to the CPU (a different search).
- * Not yet: ETC2 RGB / RGBA above FAST (the EAC alpha pass alone runs at every quality through the test
- * hook kiln__gpu_encode_etc2_alpha), RGB A1, and dithering: those report KILN_ERR_UNSUPPORTED, so AUTO
- * encodes them on the CPU.
+ * ETC2 RGB / RGBA above FAST and ETC2 RGB A1 at every quality (kiln's design, etc2_colour_pass), bit-identical
+ *   to the CPU's kiln__etc2_search run as passes in its order (so its pruning sees the same errors), over one
+ *   kiln_etc2_gpu_block per block (gpu_etc2_th.h: error, flags, packed bytes):
+ *   1. ETC1 modes: enc_etc1_q.comp with OUT4 = 1 (it also writes the chosen solution's error), or for RGB A1
+ *      enc_etc1_q_a1.comp (no individual mode; transparent blocks: only opaque pixels count, +-a = 0,
+ *      selector 2 transparent, opaque bit 0, the empty-half case; fully transparent blocks the CPU's fixed
+ *      block; at FAST the opaque blocks take kiln__etc1_fast, the others the FAST-effort search);
+ *   2. planar: enc_etc2_planar.comp, the CPU's double arithmetic replayed (precise, correctly rounded
+ *      divisions), gated by planar_bound, skipped for transparent A1 blocks; 1 and 2 in one submission;
+ *   3. T / H: kiln__gpu_etc2_th (gpu_etc2_th.c, helper etc2b) when it is built and accepts the request,
+ *      else (or with KILN_GPU_ETC2_TH=host in the environment: tests, bench/) on the host with the CPU's
+ *      own kiln__etc2_search_th, which reads only the incoming error.
+ *   ETC2 RGBA: that colour into bytes 8..15 and the EAC alpha pass into bytes 0..7, as at FAST. Needs
+ *   shaderFloat64 (else KILN_ERR_UNSUPPORTED: AUTO encodes on the CPU).
+ * Not on the GPU: dithering (KILN_ERR_UNSUPPORTED, AUTO encodes on the CPU); ETC2 colour with the seed
+ * strategy. The EAC alpha pass also runs alone through the test hook kiln__gpu_encode_etc2_alpha.
  *
  * Input: 8-bit images go up as they are (the shader reads the channel byte) for unsigned R11 and the
  * alpha; 16-bit / float sources and signed R11 go up as int32 targets computed here exactly as the
  * CPU driver (encode.c fetch_texel) and eac_enc.c compute them. */
 #include "codec/etc_enc.h"
 #include "gpu/gpu_encode.h"
+#include "gpu/gpu_etc2_th.h"
 #include "gpu/vk.h"
 
 #include <math.h>
@@ -154,8 +168,10 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
     int preload = 1;
     const char *pe = getenv("KILN_GPU_ETC_PRELOAD");
     if (pe && pe[0] == '0') preload = 0;
+    /* PRUNE: bit 0 the CPU's five conditions, bit 1 the spacing bound (enc_eac.comp); default 0,
+     * KILN_GPU_EAC_PRUNE=0..3 picks another (2 and 3: with the spacing bound, still being measured) */
     const char *pr = getenv("KILN_GPU_EAC_PRUNE");
-    const uint32_t prune = pr && pr[0] == '1' ? 1u : 0u;
+    const uint32_t prune = pr && pr[0] >= '0' && pr[0] <= '3' ? (uint32_t)(pr[0] - '0') : 0u;
 
     const uint32_t w = img->width, h = img->height, bx = (w + 3) / 4, by = (h + 3) / 4;
     const uint64_t nblocks = (uint64_t)bx * by, njobs = nblocks * (uint64_t)nch;
@@ -248,7 +264,7 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
 
 /* Test hook (no header: tests/unit/test_gpu_encode_etc.c declares it): the EAC alpha of ETC2 RGBA alone, into
  * bytes 0..7 of each 16-byte block of dst (bytes 8..15 are left as they are), with kiln's design or the
- * seed's (params->gpu_strategy). The ETC2 colour half has no GPU encoder yet. */
+ * seed's (params->gpu_strategy). */
 kiln_status kiln__gpu_encode_etc2_alpha(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
                                         uint32_t subgroup_size, uint8_t *dst, size_t dst_size);
 kiln_status kiln__gpu_encode_etc2_alpha(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
@@ -288,6 +304,19 @@ static void rgba8_rows(void *user, size_t begin, size_t end, uint32_t worker)
         }
 }
 
+/* Block i (row-major, bx blocks per row) of a w x h RGBA8 image, edge-replicated as encode.c's fetch_block. */
+static void rgba8_block(const uint8_t *px, uint32_t w, uint32_t h, uint32_t bx, size_t i, kiln_block *blk)
+{
+    memset(blk, 0, sizeof *blk);
+    const uint32_t x0 = (uint32_t)(i % bx) * 4u, y0 = (uint32_t)(i / bx) * 4u;
+    for (uint32_t p = 0; p < 16; p++) {
+        uint32_t x = x0 + (p & 3u), y = y0 + (p >> 2);
+        x = x < w ? x : w - 1;
+        y = y < h ? y : h - 1;
+        memcpy(blk->rgba8 + p * 4, px + ((size_t)y * w + x) * 4, 4);
+    }
+}
+
 /* ETC2 RGB fast: the blocks the shader flagged for T / H, re-encoded with the CPU's fast path from the
  * RGBA8 words the shader read (edge-replicated as encode.c's fetch_block). */
 typedef struct th_job {
@@ -305,14 +334,7 @@ static void th_blocks(void *user, size_t begin, size_t end, uint32_t worker)
     for (size_t i = begin; i < end; i++) {
         if (!j->flags[i]) continue;
         kiln_block blk;
-        memset(&blk, 0, sizeof blk);
-        const uint32_t x0 = (uint32_t)(i % j->bx) * 4u, y0 = (uint32_t)(i / j->bx) * 4u;
-        for (uint32_t p = 0; p < 16; p++) {
-            uint32_t x = x0 + (p & 3u), y = y0 + (p >> 2);
-            x = x < j->w ? x : j->w - 1;
-            y = y < j->h ? y : j->h - 1;
-            memcpy(blk.rgba8 + p * 4, j->px + ((size_t)y * j->w + x) * 4, 4);
-        }
+        rgba8_block(j->px, j->w, j->h, j->bx, i, &blk);
         kiln__etc_fast_opaque(&blk, j->params, 1, j->dst + i * 8u);
     }
 }
@@ -339,17 +361,18 @@ static kiln_status etc1_pass(kiln_context *ctx, const kiln_image *img, const kil
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                           "%ux%u %s: %llu bytes of input exceed the device's storage buffer range (%llu) of one GPU pass",
                           w, h, fi->name, (unsigned long long)in_bytes, (unsigned long long)range);
-    const uint32_t spec[1] = {seed ? (uint32_t)preload : (uint32_t)etc2};
     const int search = !seed && params->quality != KILN_QUALITY_FAST;
+    /* enc_etc1_q: OUT4 = 0 (2 words per block) */
+    const uint32_t spec[1] = {search ? 0u : (seed ? (uint32_t)preload : (uint32_t)etc2)};
     const uint32_t per_group = search ? 8u : 16u; /* blocks per workgroup of 64 */
     const kiln_vk_pipeline *pipe;
     kiln_vk_pipeline_desc desc = {
         .shader = seed ? "enc_etc1_seed" : (search ? "enc_etc1_q" : "enc_etc1"),
         .local_size = 64,
-        .spec = search ? NULL : spec,
-        .nspec = search ? 0 : 1,
+        .spec = spec,
+        .nspec = 1,
         .nbindings = 2,
-        .push_size = seed ? 5 * 4 : 8 * 4,
+        .push_size = seed ? 5 * 4 : (search ? 9 * 4 : 8 * 4),
         .subgroup_size = subgroup_size,
     };
     KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
@@ -385,7 +408,7 @@ static kiln_status etc1_pass(kiln_context *ctx, const kiln_image *img, const kil
     if (st == KILN_OK) {
         kiln_vk_cmd_upload(&cmd, &in, in_bytes);
         kiln_vk_cmd_timestamp(&cmd, 0);
-        uint32_t push[8] = {w, h, bx, (uint32_t)nblocks, (uint32_t)params->quality, 0, 0, 0};
+        uint32_t push[9] = {w, h, bx, (uint32_t)nblocks, (uint32_t)params->quality, 0, 0, 0, 0};
         if (!seed) { /* kiln: the channel weights, then the quality */
             push[4] = params->perceptual ? ETC_PW_R : 1;
             push[5] = params->perceptual ? ETC_PW_G : 1;
@@ -419,6 +442,180 @@ static kiln_status etc1_pass(kiln_context *ctx, const kiln_image *img, const kil
     return st;
 }
 
+/* ---------------------------------------------------------------- ETC2 colour above FAST, RGB A1 */
+
+/* The host T / H step (kiln__etc2_search_th, the CPU's own gate, bound, search and reselect) for the
+ * blocks of the GPU passes' state, when the GPU T / H pass (gpu_etc2_th.c) is not built or declines. */
+typedef struct th_host_job {
+    const uint8_t *px; /* RGBA8, w x h */
+    uint32_t w, h, bx;
+    const kiln_encode_params *params;
+    int a1;
+    kiln_etc2_gpu_block *blocks;
+} th_host_job;
+
+static void th_host_blocks(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const th_host_job *j = user;
+    for (size_t i = begin; i < end; i++) {
+        kiln_etc2_gpu_block *b = &j->blocks[i];
+        if (b->err == 0) continue; /* the gate is never below 0 */
+        kiln_block blk;
+        rgba8_block(j->px, j->w, j->h, j->bx, i, &blk);
+        etc_src src;
+        kiln__etc_src_init(&src, &blk, j->params, j->a1);
+        if (src.nopaque == 0) continue; /* RGB A1, fully transparent: the fixed block, no search */
+        etc_sol sol;
+        memset(&sol, 0, sizeof sol);
+        sol.mode = ETC_MODE_DIFF; /* anything but T / H: the search reads only the error */
+        sol.err = b->err;
+        kiln__etc2_search_th(&src, &sol);
+        if (sol.mode == ETC_MODE_T || sol.mode == ETC_MODE_H) {
+            kiln__etc_pack(&sol, &src, b->bytes);
+            b->err = sol.err;
+        }
+    }
+}
+
+static kiln_status check_float64(kiln_context *ctx, kiln_gpu *gpu, const char *what)
+{
+    VkPhysicalDeviceFeatures f;
+    vkGetPhysicalDeviceFeatures(gpu->physical, &f);
+    if (!f.shaderFloat64)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "the GPU %s encoder needs 64-bit floats in shaders; %s has none", what,
+                          gpu->props.deviceName);
+    return KILN_OK;
+}
+
+/* ETC2 RGB / RGBA colour above FAST and RGB A1 (a1 = 1) at every quality, as the CPU's kiln__etc2_search
+ * in passes over a kiln_etc2_gpu_block per block: the ETC1 modes (enc_etc1_q.comp OUT4 = 1, or
+ * enc_etc1_q_a1.comp), planar (enc_etc2_planar.comp) in one submission, then T / H (kiln__gpu_etc2_th
+ * when built, else on the host with the CPU's code). The 8 colour bytes of block i go to
+ * dst + i * stride + off. */
+static kiln_status etc2_colour_pass(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params, int a1,
+                                    uint32_t subgroup_size, uint8_t *dst, size_t stride, size_t off, double *ms_out)
+{
+    const kiln_format_info *fi = kiln_format_get_info(params->format);
+    kiln_gpu *gpu;
+    KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    KILN_TRY(check_float64(ctx, gpu, fi->name));
+    const uint32_t w = img->width, h = img->height, bx = (w + 3) / 4, by = (h + 3) / 4;
+    const uint64_t nblocks = (uint64_t)bx * by;
+    const uint64_t in_bytes = (uint64_t)w * h * 4u, state_bytes = nblocks * sizeof(kiln_etc2_gpu_block);
+    const uint64_t range = gpu->props.limits.maxStorageBufferRange;
+    if (in_bytes > range || state_bytes > range || nblocks > UINT32_MAX / 8u || state_bytes > SIZE_MAX)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "%ux%u %s: %llu bytes of input exceed the device's storage buffer range (%llu) of one GPU pass",
+                          w, h, fi->name, (unsigned long long)in_bytes, (unsigned long long)range);
+    const uint32_t spec[1] = {1u}; /* enc_etc1_q: OUT4 */
+    const kiln_vk_pipeline *pe, *pp;
+    kiln_vk_pipeline_desc de = {
+        .shader = a1 ? "enc_etc1_q_a1" : "enc_etc1_q",
+        .local_size = 64,
+        .spec = spec,
+        .nspec = 1,
+        .nbindings = 2,
+        .push_size = 9 * 4,
+        .subgroup_size = subgroup_size,
+    };
+    kiln_vk_pipeline_desc dp = {
+        .shader = "enc_etc2_planar",
+        .local_size = 64,
+        .nbindings = 2,
+        .push_size = 10 * 4,
+        .subgroup_size = subgroup_size,
+    };
+    KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &de, &pe));
+    KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &dp, &pp));
+
+    kiln_vk_io in, state;
+    memset(&in, 0, sizeof in);
+    memset(&state, 0, sizeof state);
+    kiln_vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    uint8_t *host8 = NULL;
+    kiln_etc2_gpu_block *blocks = NULL;
+    const uint8_t *px = img->type == KILN_PIXEL_U8 ? (const uint8_t *)img->pixels : NULL;
+    kiln_status st = KILN_OK;
+    if (!px) {
+        /* the 8-bit view the CPU's blocks see (encode.c fetch_texel), for the GPU and the host T / H */
+        host8 = malloc((size_t)in_bytes);
+        if (!host8)
+            st = kiln__fail(ctx, KILN_ERR_OUT_OF_MEMORY, "GPU %s encode: no memory for the 8-bit view (%llu bytes)", fi->name,
+                            (unsigned long long)in_bytes);
+        rgba8_job job = {img, host8};
+        if (st == KILN_OK) st = kiln__parallel_for(ctx, h, 16, rgba8_rows, &job);
+        px = host8;
+    }
+    if (st == KILN_OK) {
+        blocks = malloc((size_t)state_bytes);
+        if (!blocks)
+            st = kiln__fail(ctx, KILN_ERR_OUT_OF_MEMORY, "GPU %s encode: no memory for %llu block states", fi->name,
+                            (unsigned long long)nblocks);
+    }
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, in_bytes, 0, &in);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, state_bytes, 1, &state);
+    if (st == KILN_OK) {
+        memcpy(kiln_vk_io_map(&in), px, (size_t)in_bytes);
+        st = kiln_vk_buffer_flush(ctx, gpu, in.direct ? &in.dev : &in.staging);
+    }
+    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 2, &cmd);
+    double ms = 0.0;
+    if (st == KILN_OK) {
+        const uint32_t pw[3] = {params->perceptual ? ETC_PW_R : 1u, params->perceptual ? ETC_PW_G : 1u,
+                                params->perceptual ? ETC_PW_B : 1u};
+        const uint32_t push[10] = {w, h, bx, (uint32_t)nblocks, pw[0], pw[1], pw[2], (uint32_t)params->quality,
+                                   (uint32_t)params->alpha_threshold, 0};
+        const uint32_t push_p[10] = {w, h, bx, (uint32_t)nblocks, pw[0], pw[1], pw[2], (uint32_t)params->quality,
+                                     (uint32_t)a1, (uint32_t)params->alpha_threshold};
+        kiln_vk_binding b[2] = {{.buffer = in.dev.buffer, .range = in_bytes}, {.buffer = state.dev.buffer, .range = state_bytes}};
+        kiln_vk_cmd_upload(&cmd, &in, in_bytes);
+        kiln_vk_cmd_timestamp(&cmd, 0);
+        /* enc_etc1_q: 8 invocations per block; enc_etc2_planar: 4 */
+        st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pe, b, push, (nblocks + 7u) / 8u * 64u);
+        if (st == KILN_OK) {
+            kiln_vk_cmd_barrier(&cmd);
+            st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pp, b, push_p, (nblocks + 15u) / 16u * 64u);
+        }
+        kiln_vk_cmd_timestamp(&cmd, 1);
+        kiln_vk_cmd_download(&cmd, &state, state_bytes);
+        if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
+    }
+    kiln_vk_cmd_free(&cmd);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, state.direct ? &state.dev : &state.staging);
+    if (st == KILN_OK) memcpy(blocks, kiln_vk_io_map(&state), (size_t)state_bytes);
+    kiln_vk_io_destroy(gpu, &in);
+    kiln_vk_io_destroy(gpu, &state);
+    /* T / H: on the GPU when gpu_etc2_th.c is built and takes the request, else on the host */
+    int th_done = 0;
+#if defined(__has_include)
+#if __has_include("gpu_etc2_th.c")
+    const char *th_env = getenv("KILN_GPU_ETC2_TH"); /* "host": the host step (tests, bench/) */
+    if (st == KILN_OK && !(th_env && strcmp(th_env, "host") == 0)) {
+        double ms_th = 0.0;
+        kiln_status s2 = kiln__gpu_etc2_th(ctx, px, w, h, params, a1, subgroup_size, blocks, &ms_th);
+        if (s2 == KILN_OK) {
+            th_done = 1;
+            ms += ms_th;
+        } else if (s2 != KILN_ERR_UNSUPPORTED) {
+            st = s2;
+        }
+    }
+#endif
+#endif
+    if (st == KILN_OK && !th_done) {
+        th_host_job tj = {px, w, h, bx, params, a1, blocks};
+        st = kiln__parallel_for(ctx, (size_t)nblocks, 256, th_host_blocks, &tj);
+    }
+    if (st == KILN_OK)
+        for (uint64_t i = 0; i < nblocks; i++) memcpy(dst + i * stride + off, blocks[i].bytes, 8);
+    free(blocks);
+    free(host8);
+    if (st == KILN_OK) *ms_out = ms;
+    return st;
+}
+
 /* ---------------------------------------------------------------- entry */
 
 kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
@@ -442,32 +639,41 @@ kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const
         ctx->last_gpu_ms = ms;
         return KILN_OK;
     }
-    if ((fi->format == KILN_FORMAT_ETC2_RGB8_UNORM || fi->format == KILN_FORMAT_ETC2_RGB8_SRGB) &&
-        params->gpu_strategy == 0 && params->quality == KILN_QUALITY_FAST) {
+    const int is_rgb = fi->format == KILN_FORMAT_ETC2_RGB8_UNORM || fi->format == KILN_FORMAT_ETC2_RGB8_SRGB;
+    const int is_rgba = fi->format == KILN_FORMAT_ETC2_RGBA8_UNORM || fi->format == KILN_FORMAT_ETC2_RGBA8_SRGB;
+    const int is_a1 = fi->format == KILN_FORMAT_ETC2_RGB8A1_UNORM || fi->format == KILN_FORMAT_ETC2_RGB8A1_SRGB;
+    if ((is_rgb || is_a1) && params->gpu_strategy == 0) {
         double ms = 0.0;
-        KILN_TRY(etc1_pass(ctx, img, params, 0, 1, subgroup_size, dst, &ms));
+        if (is_rgb && params->quality == KILN_QUALITY_FAST)
+            KILN_TRY(etc1_pass(ctx, img, params, 0, 1, subgroup_size, dst, &ms));
+        else
+            KILN_TRY(etc2_colour_pass(ctx, img, params, is_a1, subgroup_size, dst, 8, 0, &ms));
         ctx->last_gpu_ms = ms;
         return KILN_OK;
     }
-    if ((fi->format == KILN_FORMAT_ETC2_RGBA8_UNORM || fi->format == KILN_FORMAT_ETC2_RGBA8_SRGB) &&
-        params->gpu_strategy == 0 && params->quality == KILN_QUALITY_FAST) {
+    if (is_rgba && params->gpu_strategy == 0) {
         /* the CPU's kiln__enc_etc2_rgba: EAC alpha in bytes 0..7, the ETC2 RGB colour in bytes 8..15 */
         const uint64_t nblocks = (uint64_t)((img->width + 3) / 4) * ((img->height + 3) / 4);
         if (nblocks > SIZE_MAX / 8u)
             return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "GPU %s encode of %ux%u: too many blocks", fi->name, img->width,
                               img->height);
-        uint8_t *colour = malloc((size_t)nblocks * 8u);
-        if (!colour)
-            return kiln__fail(ctx, KILN_ERR_OUT_OF_MEMORY, "GPU %s encode: no memory for %llu colour blocks", fi->name,
-                              (unsigned long long)nblocks);
         double ms_c = 0.0, ms_a = 0.0;
-        kiln_status st = etc1_pass(ctx, img, params, 0, 1, subgroup_size, colour, &ms_c);
-        if (st == KILN_OK) st = eac_pass(ctx, img, params, 0, 1, 3, 4, 0, subgroup_size, dst, &ms_a);
-        if (st == KILN_OK) {
-            for (uint64_t i = 0; i < nblocks; i++) memcpy(dst + i * 16u + 8u, colour + i * 8u, 8);
-            ctx->last_gpu_ms = ms_c + ms_a;
+        kiln_status st = KILN_OK;
+        if (params->quality == KILN_QUALITY_FAST) {
+            uint8_t *colour = malloc((size_t)nblocks * 8u);
+            if (!colour)
+                return kiln__fail(ctx, KILN_ERR_OUT_OF_MEMORY, "GPU %s encode: no memory for %llu colour blocks", fi->name,
+                                  (unsigned long long)nblocks);
+            st = etc1_pass(ctx, img, params, 0, 1, subgroup_size, colour, &ms_c);
+            if (st == KILN_OK)
+                for (uint64_t i = 0; i < nblocks; i++) memcpy(dst + i * 16u + 8u, colour + i * 8u, 8);
+            free(colour);
+        } else {
+            st = etc2_colour_pass(ctx, img, params, 0, subgroup_size, dst, 16, 8, &ms_c);
         }
-        free(colour);
+        /* the alpha pass writes bytes 0..7 of each block only */
+        if (st == KILN_OK) st = eac_pass(ctx, img, params, 0, 1, 3, 4, 0, subgroup_size, dst, &ms_a);
+        if (st == KILN_OK) ctx->last_gpu_ms = ms_c + ms_a;
         return st;
     }
     int kind, nch;
@@ -479,7 +685,7 @@ kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const
     default:
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                           "%s has no GPU encoder yet for GPU strategy %d (the GPU covers EAC R11/RG11 and ETC1 at every quality, "
-                          "ETC2 RGB / RGBA at fast with kiln's strategy 0, ETC1 with the seed strategy 1)",
+                          "ETC2 RGB / RGBA / RGB A1 with kiln's strategy 0, ETC1 with the seed strategy 1)",
                           fi->name, params->gpu_strategy);
     }
     double ms = 0.0;
@@ -487,3 +693,6 @@ kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const
     ctx->last_gpu_ms = ms;
     return KILN_OK;
 }
+
+/* device-resident texels: the mip chain + encode path (owner mipetc, src/gpu/gpu_mip_encode.c) */
+#include "gpu/gpu_mip_encode_etc.inc"

@@ -22,7 +22,9 @@
  *
  * Data stays in storage buffers: the base images (RGBA8 words or RGBA32F) in, the quantised levels
  * 1..L-1 of every image out (tightly packed, level after level). A batch (kiln_mip_texture_layers,
- * the bench's 256 textures) is one set of dispatches with z = image. */
+ * the bench's 256 textures) is one set of dispatches with z = image. kiln__gpu_mip_record (gpu_mip.h)
+ * records the same passes into a caller's command buffer and leaves the levels on the device, each at an
+ * aligned offset, for the encoders of gpu_mip_encode.c (kiln_encode_mips, issue 5). */
 #include "gpu/gpu_mip.h"
 #include "image/color.h"
 
@@ -209,7 +211,7 @@ static float unorm8_threshold(int k)
 
 /* Plans `strategy`, builds the job table and creates every buffer but the input. */
 static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint32_t flags, const uint8_t *weighted,
-                               uint32_t subgroup_size)
+                               uint32_t subgroup_size, uint32_t align_words, int device_out)
 {
     kiln_gpu *gpu = r->gpu;
     const uint32_t wpt = (flags & MIPF_OUT_F32) ? 4 : (flags & MIPF_OUT_F16) ? 2 : 1;
@@ -231,6 +233,8 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
         if (m >= 1) {
             t[P_LEVEL + 4 * m + 3] = (uint32_t)out_w;
             out_w += (uint64_t)p->w[m] * p->h[m] * wpt;
+            /* device-resident encoding binds each level at its offset: keep offsets aligned */
+            if (align_words > 1) out_w = (out_w + align_words - 1) / align_words * align_words;
         }
     }
     for (uint32_t s = 0; s < p->nst; s++) {
@@ -279,7 +283,10 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
     KILN_TRY(kiln_vk_io_create(ctx, gpu, (VkDeviceSize)r->table_words * 4, 0, &r->prm));
     memcpy(kiln_vk_io_map(&r->prm), r->table, (size_t)r->table_words * 4);
     KILN_TRY(io_flush(ctx, gpu, &r->prm));
-    KILN_TRY(kiln_vk_io_create(ctx, gpu, out_bytes ? out_bytes : 16, 1, &r->out));
+    if (device_out) /* read in place by later passes, never downloaded: no staging buffer */
+        KILN_TRY(kiln_vk_buffer_create(ctx, gpu, out_bytes ? out_bytes : 16, KILN_VK_MEM_DEVICE, &r->out.dev));
+    else
+        KILN_TRY(kiln_vk_io_create(ctx, gpu, out_bytes ? out_bytes : 16, 1, &r->out));
     KILN_TRY(kiln_vk_buffer_create(ctx, gpu, chain_bytes ? chain_bytes : 16, KILN_VK_MEM_DEVICE, &r->chain));
     KILN_TRY(kiln_vk_buffer_create(ctx, gpu, ctr_bytes ? ctr_bytes : 16, KILN_VK_MEM_DEVICE, &r->ctr));
     if (!r->lut.dev.buffer) {
@@ -423,7 +430,7 @@ kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job)
     size_t texel_bytes = b0->type == KILN_PIXEL_F32 ? 16 : 4;
     size_t img_bytes = (size_t)r.W * r.H * texel_bytes;
     kiln_status st = check_range(ctx, gpu, (uint64_t)img_bytes * r.count, "base images", r.W, r.H, r.count);
-    if (st == KILN_OK) st = run_prepare(ctx, &r, job->strategy, flags, job->weighted, job->subgroup_size);
+    if (st == KILN_OK) st = run_prepare(ctx, &r, job->strategy, flags, job->weighted, job->subgroup_size, 1, 0);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)img_bytes * r.count, 0, &r.in);
     if (st == KILN_OK) {
         uint8_t *m = kiln_vk_io_map(&r.in);
@@ -459,6 +466,115 @@ kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job)
     run_free(&r);
     if (st == KILN_OK) ctx->last_gpu_ms = ms;
     return st;
+}
+
+/* ---------------------------------------------------------------- device-resident chains */
+
+typedef struct copy_rows_job {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t row;
+} copy_rows_job;
+
+static void copy_rows(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const copy_rows_job *c = user;
+    memcpy(c->dst + begin * c->row, c->src + begin * c->row, (end - begin) * c->row);
+}
+
+/* KILN_GPU_MIP_POISON=1 (a testing aid for the device-resident path): fills the given device buffers
+ * with 0xAB bytes before use, as uninitialised memory on a discrete GPU may hold, then a barrier that
+ * orders the fills before later transfers (the counters' zero fill) and shaders. */
+void kiln__gpu_mip_poison(VkCommandBuffer cb, const VkBuffer *bufs, uint32_t n)
+{
+    const char *env = getenv("KILN_GPU_MIP_POISON");
+    if (!env || env[0] != '1') return;
+    for (uint32_t i = 0; i < n; i++)
+        if (bufs[i]) vkCmdFillBuffer(cb, bufs[i], 0, VK_WHOLE_SIZE, 0xABABABABu);
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                                           VK_ACCESS_SHADER_WRITE_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0,
+                         NULL);
+}
+
+static void run_free_cb(kiln_gpu *gpu, void *run)
+{
+    (void)gpu;
+    run_free(run);
+    free(run);
+}
+
+void kiln__gpu_mip_dev_free(kiln__gpu_mip_dev *dev)
+{
+    if (dev && dev->run && dev->free_run) dev->free_run(dev->gpu, dev->run);
+    if (dev) memset(dev, 0, sizeof *dev);
+}
+
+kiln_status kiln__gpu_mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, uint32_t align_bytes,
+                                 kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev)
+{
+    memset(dev, 0, sizeof *dev);
+    dev->gpu = gpu;
+    if (!job || !job->images || job->count == 0 || !strategy_known(job->strategy) ||
+        job->strategy == KILN_MIP_STRATEGY_BASELINE || job->strategy == KILN_MIP_STRATEGY_BLIT)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident GPU mipmaps: strategy %s is not recorded here",
+                          job ? strategy_name(job->strategy) : "?");
+    const kiln_image *b0 = &job->images[0];
+    if (b0->type != KILN_PIXEL_U8 && b0->type != KILN_PIXEL_F32)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident GPU mipmaps: 8-bit and float images only");
+    if (job->out_kind != 1 && job->out_kind != 3 && job->out_kind != 4)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident GPU mipmaps: output kind %d", job->out_kind);
+    if (job->levels < 2 || job->levels > MIP_MAX_LEVELS || job->levels > kiln_mip_level_count(b0->width, b0->height))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident GPU mipmaps: %u levels for %ux%u", job->levels,
+                          b0->width, b0->height);
+    for (uint32_t i = 1; i < job->count; i++)
+        if (job->images[i].width != b0->width || job->images[i].height != b0->height || job->images[i].type != b0->type)
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmaps: image %u differs in size or type from image 0", i);
+    if (align_bytes == 0 || align_bytes % 4 != 0 || (align_bytes & (align_bytes - 1)) != 0)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmaps: level alignment %u", align_bytes);
+    if (job->filter != KILN_MIP_FILTER_BOX || job->normal_map || job->alpha_coverage_ref > 0.0f)
+        return kiln__gpu_mip_filter_record(ctx, gpu, job, align_bytes, cmd, qp, dev);
+
+    mip_run *r = kiln__calloc(ctx, 1, sizeof *r);
+    if (!r) return KILN_ERR_OUT_OF_MEMORY;
+    r->gpu = gpu;
+    r->count = job->count;
+    r->W = b0->width;
+    r->H = b0->height;
+    r->plan.L = job->levels;
+    dev->run = r;
+    dev->free_run = run_free_cb;
+    uint32_t flags = (job->decode_srgb ? MIPF_DECODE_SRGB : 0) | (b0->type == KILN_PIXEL_F32 ? MIPF_IN_F32 : 0) |
+                     (job->out_kind == 3 ? MIPF_OUT_F16 : job->out_kind == 4 ? MIPF_OUT_F32 : 0) |
+                     (job->out_srgb && job->out_kind != 3 ? MIPF_OUT_SRGB : 0);
+    size_t img_bytes = (size_t)r->W * r->H * (b0->type == KILN_PIXEL_F32 ? 16 : 4);
+    KILN_TRY(check_range(ctx, gpu, (uint64_t)img_bytes * r->count, "base images", r->W, r->H, r->count));
+    KILN_TRY(run_prepare(ctx, r, job->strategy, flags, job->weighted, job->subgroup_size, align_bytes / 4, 1));
+    KILN_TRY(kiln_vk_io_create(ctx, gpu, (VkDeviceSize)img_bytes * r->count, 0, &r->in));
+    uint8_t *m = kiln_vk_io_map(&r->in);
+    for (uint32_t i = 0; i < r->count; i++) {
+        copy_rows_job cj = {m + i * img_bytes, job->images[i].pixels, img_bytes / r->H};
+        KILN_TRY(kiln__parallel_for(ctx, r->H, 64, copy_rows, &cj)); /* the base into mapped memory */
+    }
+    KILN_TRY(io_flush(ctx, gpu, &r->in));
+    kiln_vk_cmd_upload(cmd, &r->prm, 0);
+    kiln_vk_cmd_upload(cmd, &r->lut, 0);
+    kiln_vk_cmd_upload(cmd, &r->in, 0);
+    if (qp) vkCmdWriteTimestamp(cmd->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 0);
+    kiln__gpu_mip_poison(cmd->cb, (VkBuffer[]){r->out.dev.buffer, r->chain.buffer, r->ctr.buffer}, 3);
+    KILN_TRY(run_record(ctx, cmd, r, job->strategy));
+    dev->in = r->in.dev.buffer;
+    dev->out = r->out.dev.buffer;
+    dev->image_stride = (VkDeviceSize)r->out_words * 4;
+    for (uint32_t l = 1; l < job->levels; l++) dev->off[l] = (VkDeviceSize)r->table[P_LEVEL + 4 * l + 3] * 4;
+    dev->dispatches = job->strategy == KILN_MIP_STRATEGY_SINGLE_PASS || job->strategy == KILN_MIP_STRATEGY_AUTO
+                          ? 1u
+                          : r->plan.nst;
+    snprintf(dev->what, sizeof dev->what, "box filter, strategy %s", strategy_name(job->strategy));
+    return KILN_OK;
 }
 
 /* ---------------------------------------------------------------- bench hook */
@@ -537,7 +653,7 @@ kiln_status kiln__gpu_mip_bench(kiln_context *ctx, uint32_t w, uint32_t h, uint3
             continue;
         }
         r.plan.L = L;
-        kiln_status ps = run_prepare(ctx, &r, strategies[s], MIPF_DECODE_SRGB | MIPF_OUT_SRGB, weighted, 0);
+        kiln_status ps = run_prepare(ctx, &r, strategies[s], MIPF_DECODE_SRGB | MIPF_OUT_SRGB, weighted, 0, 1, 0);
         if (ps != KILN_OK) {
             if (ps == KILN_ERR_UNSUPPORTED) {
                 kiln__clear_error(ctx);

@@ -19,4 +19,78 @@ kiln_status kiln__gpu_mip_blit_bench(kiln_context *ctx, kiln_gpu *gpu, uint32_t 
  * PER_LEVEL only (else UNSUPPORTED). */
 kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job);
 
+/* ---- device-resident chains (gpu_mip_encode.c: the levels feed the encoders without leaving the device) ----
+ * kiln__gpu_mip_record uploads job's base images and records the mip pass into `cmd` (begun by the caller
+ * with room for KILN_GPU_MIP_MAX_DISPATCHES(levels) more dispatches; qp: when not VK_NULL_HANDLE, query 0
+ * gets a timestamp after the uploads, before the first dispatch). The caller records the compute barrier
+ * before anything reads dev->out (work on dev->in alone may run beside the last mip dispatch); the
+ * quantised levels 1..L-1 of image z are then in dev->out at z * image_stride + off[l] (offsets multiples
+ * of align_bytes, a power of two >= 4), the base images in dev->in (as uploaded). Nothing is downloaded
+ * and job->dst is not used. Box filter: the tiled strategies (not blit); quality filters and normal maps:
+ * gpu_mip_filter.c; alpha coverage (a host post-pass) is KILN_ERR_UNSUPPORTED. The buffers live until
+ * kiln__gpu_mip_dev_free (after the command completed). */
+#define KILN_GPU_MIP_MAX_LEVELS 32
+#define KILN_GPU_MIP_MAX_DISPATCHES(levels) (2u * (levels) + 2u)
+typedef struct kiln__gpu_mip_dev {
+    kiln_gpu *gpu;
+    VkBuffer in, out;
+    VkDeviceSize off[KILN_GPU_MIP_MAX_LEVELS];
+    VkDeviceSize image_stride;
+    uint32_t dispatches;
+    char what[96]; /* "box filter, strategy auto", "kaiser filter", ... (messages) */
+    void *run;     /* owned resources */
+    void (*free_run)(kiln_gpu *gpu, void *run);
+} kiln__gpu_mip_dev;
+
+kiln_status kiln__gpu_mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, uint32_t align_bytes,
+                                 kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev);
+kiln_status kiln__gpu_mip_filter_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job,
+                                        uint32_t align_bytes, kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev);
+void kiln__gpu_mip_dev_free(kiln__gpu_mip_dev *dev);
+/* KILN_GPU_MIP_POISON=1 (testing aid): records 0xAB fills of bufs (VK_NULL_HANDLE skipped) and a barrier. */
+void kiln__gpu_mip_poison(VkCommandBuffer cb, const VkBuffer *bufs, uint32_t n);
+
+/* ---- the BC encoders on device-resident RGBA8 texels (gpu_mip_encode_bc.inc, inside gpu_encode_bc.c) ----
+ * kiln__gpu_bc_dev_plan: the passes of params' format (BC1, BC1a, BC3, BC4, BC5; the shaders, spec
+ * constants and push constants of kiln__gpu_encode_bc for an 8-bit image), else KILN_ERR_UNSUPPORTED.
+ * kiln__gpu_bc_dev_tables fills binding 3 (table_words words). kiln__gpu_bc_dev_record records the
+ * passes of one w x h level: texels (w * h RGBA8 words), blocks (written), flags (fallback: 1 = a bit
+ * per block, 2 = a word per block: the blocks the CPU encoder must redo) and tables. */
+typedef struct kiln__gpu_bc_dev {
+    const kiln_vk_pipeline *pipe[2];
+    uint32_t items_per_block[2];
+    uint32_t npass;
+    int fallback;            /* 0 none, 1 bit per block, 2 word per block */
+    int table_kind;          /* 0 none, 1 single-colour tables, 2 cluster-fit tables */
+    uint32_t table_words;    /* >= 1 */
+    uint32_t block_bytes;
+    uint32_t flags_word;
+    float sw[3];
+} kiln__gpu_bc_dev;
+
+kiln_status kiln__gpu_bc_dev_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_encode_params *params, uint32_t w,
+                                  uint32_t h, uint32_t subgroup_size, kiln__gpu_bc_dev *out);
+void kiln__gpu_bc_dev_tables(const kiln__gpu_bc_dev *plan, uint32_t *words);
+kiln_status kiln__gpu_bc_dev_record(kiln_context *ctx, kiln_vk_cmd *cmd, const kiln__gpu_bc_dev *plan, uint32_t w,
+                                    uint32_t h, const kiln_vk_binding *texels, const kiln_vk_binding *blocks,
+                                    const kiln_vk_binding *flags, const kiln_vk_binding *tables);
+
+/* ---- BC6H on device-resident RGBA32F texels (gpu_mip_encode_bc6h.inc, inside gpu_encode_bc6h.c) ----
+ * The shader kiln__gpu_encode_bc6h picks for params (defaults only), its push constants and, when
+ * has_table, binding 2 (table_words words from kiln__gpu_bc6h_dev_table). record: one w x h level
+ * (texels: w * h RGBA floats; blocks: 16 bytes each). */
+typedef struct kiln__gpu_bc6h_dev {
+    const kiln_vk_pipeline *pipe;
+    uint32_t spec, lanes, qcfg[4];
+    int has_table;
+    uint32_t table_words;
+} kiln__gpu_bc6h_dev;
+
+kiln_status kiln__gpu_bc6h_dev_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_encode_params *params,
+                                    uint32_t subgroup_size, kiln__gpu_bc6h_dev *out);
+void kiln__gpu_bc6h_dev_table(uint32_t *words);
+kiln_status kiln__gpu_bc6h_dev_record(kiln_context *ctx, kiln_vk_cmd *cmd, const kiln__gpu_bc6h_dev *plan, uint32_t w,
+                                      uint32_t h, const kiln_vk_binding *texels, const kiln_vk_binding *blocks,
+                                      const kiln_vk_binding *table);
+
 #endif

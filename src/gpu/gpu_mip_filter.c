@@ -12,6 +12,9 @@
  * wherever fp32 add/multiply are IEEE and no denormals occur (lavapipe: every test case byte-identical,
  * tests/unit/test_gpu_mip_filter.c); the contract stays +-1 LSB (mip.h).
  *
+ * kiln__gpu_mip_filter_record (gpu_mip.h) records the same passes into a caller's command buffer and
+ * leaves the quantised levels on the device for gpu_mip_encode.c (kiln_encode_mips, issue 5).
+ *
  * Not here (the caller falls back to the CPU under strategy AUTO): alpha-coverage scaling, 16-bit
  * images, R8/RG8/RGBA16 outputs (mip.c decides before calling), and strategies other than AUTO and
  * per-level (the tiled strategies are box-only designs). */
@@ -205,10 +208,63 @@ static kiln_status apply_coverage(kiln_context *ctx, const kiln__gpu_mip_job *jo
     return KILN_OK;
 }
 
-kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job)
+typedef struct mf_rows_job {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t row;
+} mf_rows_job;
+
+static void mf_copy_rows(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const mf_rows_job *c = user;
+    memcpy(c->dst + begin * c->row, c->src + begin * c->row, (end - begin) * c->row);
+}
+
+/* Everything one filter run owns (host tables, device buffers, the pipeline) and its geometry. */
+typedef struct mf_res {
+    kiln_gpu *gpu;
+    uint32_t count, L, flags, stride;
+    uint32_t w[MF_MAX_LEVELS], h[MF_MAX_LEVELS];
+    uint32_t *table, *taps;
+    size_t table_words, tap_words;
+    uint64_t out_w, chain_v;
+    int cov;
+    kiln_vk_io prm, in, out, lut, tio;
+    kiln_vk_io chain; /* an output (read back) only with alpha coverage */
+    kiln_vk_buffer inter;
+    const kiln_vk_pipeline *pipe;
+} mf_res;
+
+static void mf_res_free(mf_res *r)
+{
+    kiln_gpu *gpu = r->gpu;
+    if (gpu) {
+        kiln_vk_io_destroy(gpu, &r->prm);
+        kiln_vk_io_destroy(gpu, &r->in);
+        kiln_vk_io_destroy(gpu, &r->out);
+        kiln_vk_io_destroy(gpu, &r->lut);
+        kiln_vk_io_destroy(gpu, &r->tio);
+        if (r->cov) kiln_vk_io_destroy(gpu, &r->chain);
+        else kiln_vk_buffer_destroy(gpu, &r->chain.dev);
+        kiln_vk_buffer_destroy(gpu, &r->inter);
+    }
+    free(r->taps);
+    free(r->table);
+    memset(r, 0, sizeof *r);
+}
+
+/* Checks the job, builds the tables and creates every buffer (base images uploaded to the mapped or
+ * staging memory; the command still has to copy them). Level offsets in the output are multiples of
+ * align_words. Frees nothing on failure: the caller calls mf_res_free. */
+static kiln_status mf_prepare(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, uint32_t align_words,
+                              int device_out, mf_res *r)
 {
     const kiln_image *b0 = &job->images[0];
     const uint32_t count = job->count, L = job->levels;
+    r->gpu = gpu;
+    r->count = count;
+    r->L = L;
     if (job->strategy != KILN_MIP_STRATEGY_AUTO && job->strategy != KILN_MIP_STRATEGY_PER_LEVEL)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                           "mipmaps: no GPU strategy for this request: strategy %s does only the box filter without "
@@ -235,17 +291,18 @@ kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
         if (b0->channels < 3) flags |= MIPF_RECON_Z;
     }
     const uint32_t wpt = job->out_kind == 4 ? 4 : job->out_kind == 3 ? 2 : 1;
-    const int cov = job->alpha_coverage_ref > 0.0f;
-    if (cov) flags |= MIPF_CHAIN_ALL;
+    r->cov = job->alpha_coverage_ref > 0.0f;
+    if (r->cov) flags |= MIPF_CHAIN_ALL;
+    r->flags = flags;
 
     /* geometry, job table (mip_common.glsl layout), buffer sizes */
-    uint32_t w[MF_MAX_LEVELS], h[MF_MAX_LEVELS];
+    uint32_t *w = r->w, *h = r->h;
     for (uint32_t m = 0; m < L; m++) {
         w[m] = kiln_level_dim(b0->width, m);
         h[m] = kiln_level_dim(b0->height, m);
     }
-    const size_t table_words = P_TEX + (size_t)count;
-    uint32_t *table = kiln__calloc(ctx, table_words, sizeof *table);
+    r->table_words = P_TEX + (size_t)count;
+    uint32_t *table = r->table = kiln__calloc(ctx, r->table_words, sizeof *table);
     if (!table) return KILN_ERR_OUT_OF_MEMORY;
     uint64_t out_w = 0, chain_v = 0, inter_v = 0;
     int any_weighted = 0;
@@ -254,17 +311,18 @@ kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
         table[P_TEX + z] = (uint32_t)wt;
         any_weighted |= wt;
     }
-    const uint32_t stride = any_weighted ? 2 : 1;
+    const uint32_t stride = r->stride = any_weighted ? 2 : 1;
     for (uint32_t m = 0; m < L; m++) {
         table[P_LEVEL + 4 * m] = w[m];
         table[P_LEVEL + 4 * m + 1] = h[m];
         if (m >= 1) {
             table[P_LEVEL + 4 * m + 3] = (uint32_t)out_w;
             out_w += (uint64_t)w[m] * h[m] * wpt;
+            if (align_words > 1) out_w = (out_w + align_words - 1) / align_words * align_words;
             uint64_t iv = (uint64_t)w[m - 1] * h[m] * stride;
             if (iv > inter_v) inter_v = iv;
         }
-        if (m >= 1 && (m + 1 < L || cov)) {
+        if (m >= 1 && (m + 1 < L || r->cov)) {
             table[P_LEVEL + 4 * m + 2] = (uint32_t)chain_v;
             chain_v += (uint64_t)w[m] * h[m];
         }
@@ -276,19 +334,21 @@ kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
     table[4] = b0->width * b0->height;
     table[5] = (uint32_t)chain_v;
     table[6] = (uint32_t)out_w;
+    r->out_w = out_w;
+    r->chain_v = chain_v;
 
     const size_t texel_bytes = in_f32 ? 16 : 4;
     const uint64_t in_bytes = (uint64_t)b0->width * b0->height * texel_bytes * count;
     const uint64_t out_bytes = out_w * 4 * count, chain_bytes = chain_v * 16 * count, inter_bytes = inter_v * 16 * count;
-    kiln_status st = check_range(ctx, gpu, in_bytes, "base images", b0, count);
-    if (st == KILN_OK) st = check_range(ctx, gpu, out_bytes, "output levels", b0, count);
-    if (st == KILN_OK) st = check_range(ctx, gpu, chain_bytes, "fp32 chain", b0, count);
-    if (st == KILN_OK) st = check_range(ctx, gpu, inter_bytes, "fp32 intermediate", b0, count);
+    KILN_TRY(check_range(ctx, gpu, in_bytes, "base images", b0, count));
+    KILN_TRY(check_range(ctx, gpu, out_bytes, "output levels", b0, count));
+    KILN_TRY(check_range(ctx, gpu, chain_bytes, "fp32 chain", b0, count));
+    KILN_TRY(check_range(ctx, gpu, inter_bytes, "fp32 intermediate", b0, count));
 
     /* tap tables of every level (the CPU's, mip.h rule 6): axes[2 m + 0 / 1] = x / y of level m */
     kiln__mip_axis axes[2 * MF_MAX_LEVELS];
     memset(axes, 0, sizeof axes);
-    uint32_t *taps = NULL;
+    kiln_status st = KILN_OK;
     size_t tap_words = 2 * (size_t)L, pos = tap_words;
     for (uint32_t m = 1; m < L && st == KILN_OK; m++) {
         for (uint32_t axis = 0; axis < 2 && st == KILN_OK; axis++) {
@@ -304,113 +364,144 @@ kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
     if (st == KILN_OK && tap_words * 4 > gpu->props.limits.maxStorageBufferRange)
         st = kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "GPU mipmap filters: tap tables of %zu words", tap_words);
     if (st == KILN_OK) {
-        taps = kiln__calloc(ctx, tap_words, sizeof *taps);
-        if (!taps) st = KILN_ERR_OUT_OF_MEMORY;
+        r->taps = kiln__calloc(ctx, tap_words, sizeof *r->taps);
+        if (!r->taps) st = KILN_ERR_OUT_OF_MEMORY;
     }
     for (uint32_t m = 1; m < L && st == KILN_OK; m++)
         for (uint32_t axis = 0; axis < 2; axis++) {
-            taps[2 * m + axis] = (uint32_t)pos;
-            put_axis(taps, &pos, &axes[2 * m + axis]);
+            r->taps[2 * m + axis] = (uint32_t)pos;
+            put_axis(r->taps, &pos, &axes[2 * m + axis]);
         }
     for (uint32_t i = 0; i < 2 * MF_MAX_LEVELS; i++) kiln__mip_axis_free(&axes[i]);
+    r->tap_words = tap_words;
+    if (st != KILN_OK) return st;
 
     /* buffers */
-    kiln_vk_io prm = {0}, in = {0}, out = {0}, lut = {0}, tio = {0};
-    kiln_vk_io chain = {0}; /* an output (read back) only with alpha coverage */
-    kiln_vk_buffer inter = {0};
-    const kiln_vk_pipeline *pipe = NULL;
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)table_words * 4, 0, &prm);
-    if (st == KILN_OK) {
-        memcpy(kiln_vk_io_map(&prm), table, table_words * 4);
-        st = io_flush(ctx, gpu, &prm);
+    KILN_TRY(kiln_vk_io_create(ctx, gpu, (VkDeviceSize)r->table_words * 4, 0, &r->prm));
+    memcpy(kiln_vk_io_map(&r->prm), table, r->table_words * 4);
+    KILN_TRY(io_flush(ctx, gpu, &r->prm));
+    KILN_TRY(kiln_vk_io_create(ctx, gpu, (VkDeviceSize)tap_words * 4, 0, &r->tio));
+    memcpy(kiln_vk_io_map(&r->tio), r->taps, tap_words * 4);
+    KILN_TRY(io_flush(ctx, gpu, &r->tio));
+    KILN_TRY(kiln_vk_io_create(ctx, gpu, 1024 * 4, 0, &r->lut));
+    float *l = kiln_vk_io_map(&r->lut);
+    for (int v = 0; v < 256; v++) {
+        l[v] = (flags & MIPF_DECODE_SRGB) ? kiln__srgb8_to_linear((uint8_t)v) : (float)v / 255.0f;
+        l[256 + v] = (float)v / 255.0f;
+        l[512 + v] = v < 255 ? kiln__srgb8_thresholds[v] : INFINITY;
+        l[768 + v] = v < 255 ? unorm8_threshold(v) : INFINITY;
     }
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)tap_words * 4, 0, &tio);
-    if (st == KILN_OK) {
-        memcpy(kiln_vk_io_map(&tio), taps, tap_words * 4);
-        st = io_flush(ctx, gpu, &tio);
+    KILN_TRY(io_flush(ctx, gpu, &r->lut));
+    KILN_TRY(kiln_vk_io_create(ctx, gpu, in_bytes, 0, &r->in));
+    uint8_t *p = kiln_vk_io_map(&r->in);
+    size_t img_bytes = (size_t)b0->width * b0->height * texel_bytes;
+    for (uint32_t i = 0; i < count; i++) {
+        mf_rows_job cj = {p + i * img_bytes, job->images[i].pixels, img_bytes / b0->height};
+        KILN_TRY(kiln__parallel_for(ctx, b0->height, 64, mf_copy_rows, &cj)); /* the base into mapped memory */
     }
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, 1024 * 4, 0, &lut);
-    if (st == KILN_OK) {
-        float *l = kiln_vk_io_map(&lut);
-        for (int v = 0; v < 256; v++) {
-            l[v] = (flags & MIPF_DECODE_SRGB) ? kiln__srgb8_to_linear((uint8_t)v) : (float)v / 255.0f;
-            l[256 + v] = (float)v / 255.0f;
-            l[512 + v] = v < 255 ? kiln__srgb8_thresholds[v] : INFINITY;
-            l[768 + v] = v < 255 ? unorm8_threshold(v) : INFINITY;
-        }
-        st = io_flush(ctx, gpu, &lut);
-    }
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, in_bytes, 0, &in);
-    if (st == KILN_OK) {
-        uint8_t *p = kiln_vk_io_map(&in);
-        size_t img_bytes = (size_t)b0->width * b0->height * texel_bytes;
-        for (uint32_t i = 0; i < count; i++) memcpy(p + i * img_bytes, job->images[i].pixels, img_bytes);
-        st = io_flush(ctx, gpu, &in);
-    }
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, out_bytes ? out_bytes : 16, 1, &out);
-    if (st == KILN_OK && cov) st = kiln_vk_io_create(ctx, gpu, chain_bytes ? chain_bytes : 16, 1, &chain);
-    else if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, chain_bytes ? chain_bytes : 16, KILN_VK_MEM_DEVICE, &chain.dev);
-    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, inter_bytes ? inter_bytes : 16, KILN_VK_MEM_DEVICE, &inter);
-    if (st == KILN_OK) {
-        kiln_vk_pipeline_desc d = {.shader = "mip_filter", .local_size = MF_LOCAL, .nbindings = MF_BINDINGS,
-                                   .push_size = sizeof(mf_push), .subgroup_size = job->subgroup_size};
-        st = kiln_vk_pipeline_get(ctx, gpu, &d, &pipe);
-    }
+    KILN_TRY(io_flush(ctx, gpu, &r->in));
+    if (device_out) /* read in place by later passes, never downloaded: no staging buffer */
+        KILN_TRY(kiln_vk_buffer_create(ctx, gpu, out_bytes ? out_bytes : 16, KILN_VK_MEM_DEVICE, &r->out.dev));
+    else
+        KILN_TRY(kiln_vk_io_create(ctx, gpu, out_bytes ? out_bytes : 16, 1, &r->out));
+    if (r->cov) KILN_TRY(kiln_vk_io_create(ctx, gpu, chain_bytes ? chain_bytes : 16, 1, &r->chain));
+    else KILN_TRY(kiln_vk_buffer_create(ctx, gpu, chain_bytes ? chain_bytes : 16, KILN_VK_MEM_DEVICE, &r->chain.dev));
+    KILN_TRY(kiln_vk_buffer_create(ctx, gpu, inter_bytes ? inter_bytes : 16, KILN_VK_MEM_DEVICE, &r->inter));
+    kiln_vk_pipeline_desc d = {.shader = "mip_filter", .local_size = MF_LOCAL, .nbindings = MF_BINDINGS,
+                               .push_size = sizeof(mf_push), .subgroup_size = job->subgroup_size};
+    return kiln_vk_pipeline_get(ctx, gpu, &d, &r->pipe);
+}
 
-    /* record: per level, vertical pass, barrier, horizontal pass, barrier */
+/* Records the uploads and, per level, vertical pass, barrier, horizontal pass, barrier (`timed`: the
+ * dispatches between the command's two timestamps). */
+static kiln_status mf_record(kiln_context *ctx, kiln_vk_cmd *cmd, mf_res *r, int timed, VkQueryPool qp)
+{
+    kiln_vk_cmd_upload(cmd, &r->prm, 0);
+    kiln_vk_cmd_upload(cmd, &r->tio, 0);
+    kiln_vk_cmd_upload(cmd, &r->lut, 0);
+    kiln_vk_cmd_upload(cmd, &r->in, 0);
+    if (timed) kiln_vk_cmd_timestamp(cmd, 0);
+    if (qp) vkCmdWriteTimestamp(cmd->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 0);
+    kiln_vk_binding b[MF_BINDINGS] = {{.buffer = r->prm.dev.buffer}, {.buffer = r->in.dev.buffer},
+                                      {.buffer = r->chain.dev.buffer}, {.buffer = r->out.dev.buffer},
+                                      {.buffer = r->lut.dev.buffer}, {.buffer = r->tio.dev.buffer},
+                                      {.buffer = r->inter.buffer}};
+    kiln_status st = KILN_OK;
+    for (uint32_t m = 1; m < r->L && st == KILN_OK; m++) {
+        for (uint32_t pass = 0; pass < 2 && st == KILN_OK; pass++) {
+            uint32_t per = pass == 0 ? r->w[m - 1] * r->h[m] : r->w[m] * r->h[m];
+            mf_push push = {.level = m, .pass = pass, .per = per, .total = per * r->count, .stride = r->stride};
+            st = kiln_vk_cmd_dispatch_linear(ctx, cmd, r->pipe, b, &push, (uint64_t)per * r->count);
+            kiln_vk_cmd_barrier(cmd);
+        }
+    }
+    if (timed) kiln_vk_cmd_timestamp(cmd, 1);
+    return st;
+}
+
+kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job)
+{
+    const uint32_t count = job->count, L = job->levels;
+    mf_res r;
+    memset(&r, 0, sizeof r);
+    kiln_status st = mf_prepare(ctx, gpu, job, 1, 0, &r);
     kiln_vk_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
     double ms = 0.0;
     if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 2 * (L - 1) + 1, &cmd);
     if (st == KILN_OK) {
-        kiln_vk_cmd_upload(&cmd, &prm, 0);
-        kiln_vk_cmd_upload(&cmd, &tio, 0);
-        kiln_vk_cmd_upload(&cmd, &lut, 0);
-        kiln_vk_cmd_upload(&cmd, &in, 0);
-        kiln_vk_cmd_timestamp(&cmd, 0);
-        kiln_vk_binding b[MF_BINDINGS] = {{.buffer = prm.dev.buffer}, {.buffer = in.dev.buffer},
-                                          {.buffer = chain.dev.buffer}, {.buffer = out.dev.buffer},
-                                          {.buffer = lut.dev.buffer}, {.buffer = tio.dev.buffer},
-                                          {.buffer = inter.buffer}};
-        for (uint32_t m = 1; m < L && st == KILN_OK; m++) {
-            for (uint32_t pass = 0; pass < 2 && st == KILN_OK; pass++) {
-                uint32_t per = pass == 0 ? w[m - 1] * h[m] : w[m] * h[m];
-                mf_push push = {.level = m, .pass = pass, .per = per, .total = per * count, .stride = stride};
-                st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, &push, (uint64_t)per * count);
-                kiln_vk_cmd_barrier(&cmd);
-            }
-        }
-        kiln_vk_cmd_timestamp(&cmd, 1);
-        kiln_vk_cmd_download(&cmd, &out, 0);
-        if (cov) kiln_vk_cmd_download(&cmd, &chain, 0);
+        st = mf_record(ctx, &cmd, &r, 1, VK_NULL_HANDLE);
+        kiln_vk_cmd_download(&cmd, &r.out, 0);
+        if (r.cov) kiln_vk_cmd_download(&cmd, &r.chain, 0);
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
     }
     kiln_vk_cmd_free(&cmd);
-    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out.direct ? &out.dev : &out.staging);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, r.out.direct ? &r.out.dev : &r.out.staging);
     if (st == KILN_OK) {
-        mf_copy_job c = {.job = job, .src = kiln_vk_io_map(&out), .table = table, .w = w, .h = h, .L = L,
-                         .out_words = (uint32_t)out_w, .bpt = job->out_kind == 1 ? 4 : job->out_kind == 3 ? 8 : 16};
+        mf_copy_job c = {.job = job, .src = kiln_vk_io_map(&r.out), .table = r.table, .w = r.w, .h = r.h, .L = L,
+                         .out_words = (uint32_t)r.out_w, .bpt = job->out_kind == 1 ? 4 : job->out_kind == 3 ? 8 : 16};
         st = kiln__parallel_for(ctx, (size_t)count * (L - 1), 1, mf_copy_out, &c);
     }
-    if (st == KILN_OK && cov) {
-        st = kiln_vk_buffer_invalidate(ctx, gpu, chain.direct ? &chain.dev : &chain.staging);
+    if (st == KILN_OK && r.cov) {
+        st = kiln_vk_buffer_invalidate(ctx, gpu, r.chain.direct ? &r.chain.dev : &r.chain.staging);
         if (st == KILN_OK)
-            st = apply_coverage(ctx, job, kiln_vk_io_map(&chain), table, w, h, L, (uint32_t)chain_v);
+            st = apply_coverage(ctx, job, kiln_vk_io_map(&r.chain), r.table, r.w, r.h, L, (uint32_t)r.chain_v);
     }
     if (st == KILN_OK && ctx->params.verbose)
         fprintf(stderr, "kiln: mipmaps on %s, %s filter%s%s: %u dispatches, %.3f ms kernel time\n",
                 gpu->props.deviceName, filter_name(job->filter), job->normal_map ? " (normal map)" : "",
-                cov ? " + alpha coverage (host)" : "", 2 * (L - 1), ms);
-    kiln_vk_io_destroy(gpu, &prm);
-    kiln_vk_io_destroy(gpu, &in);
-    kiln_vk_io_destroy(gpu, &out);
-    kiln_vk_io_destroy(gpu, &lut);
-    kiln_vk_io_destroy(gpu, &tio);
-    if (cov) kiln_vk_io_destroy(gpu, &chain);
-    else kiln_vk_buffer_destroy(gpu, &chain.dev);
-    kiln_vk_buffer_destroy(gpu, &inter);
-    free(taps);
-    free(table);
+                r.cov ? " + alpha coverage (host)" : "", 2 * (L - 1), ms);
+    mf_res_free(&r);
     if (st == KILN_OK) ctx->last_gpu_ms = ms;
     return st;
+}
+
+static void mf_res_free_cb(kiln_gpu *gpu, void *run)
+{
+    (void)gpu;
+    mf_res_free(run);
+    free(run);
+}
+
+kiln_status kiln__gpu_mip_filter_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job,
+                                        uint32_t align_bytes, kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev)
+{
+    if (job->alpha_coverage_ref > 0.0f)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "device-resident GPU mipmaps: alpha coverage scales alpha on the host (the chain is read back)");
+    mf_res *r = kiln__calloc(ctx, 1, sizeof *r);
+    if (!r) return KILN_ERR_OUT_OF_MEMORY;
+    dev->gpu = gpu;
+    dev->run = r;
+    dev->free_run = mf_res_free_cb;
+    KILN_TRY(mf_prepare(ctx, gpu, job, align_bytes / 4, 1, r));
+    kiln__gpu_mip_poison(cmd->cb, (VkBuffer[]){r->out.dev.buffer, r->chain.dev.buffer, r->inter.buffer}, 3);
+    KILN_TRY(mf_record(ctx, cmd, r, 0, qp));
+    dev->in = r->in.dev.buffer;
+    dev->out = r->out.dev.buffer;
+    dev->image_stride = r->out_w * 4;
+    for (uint32_t l = 1; l < r->L; l++) dev->off[l] = (VkDeviceSize)r->table[P_LEVEL + 4 * l + 3] * 4;
+    dev->dispatches = 2 * (r->L - 1);
+    snprintf(dev->what, sizeof dev->what, "%s filter%s", filter_name(job->filter), job->normal_map ? " (normal map)" : "");
+    return KILN_OK;
 }

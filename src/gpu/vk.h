@@ -96,6 +96,10 @@ struct kiln_gpu {
     struct kiln_vk_io *dec_tables;
     /* the pipelined encoder's slot buffers and queries (gpu_encode_bc_ring.inc), kept between calls */
     struct kiln_vk_enc_cache *enc_cache;
+    /* device-resident mip + encode (gpu_mip_encode.c): runs, levels, fallback blocks; kernel ms of the
+     * last run's mip pass and encode passes (kiln__gpu_mip_encode_stats_get) */
+    uint64_t mip_enc_count[3];
+    double mip_enc_ms[2];
 };
 
 /* Frees gpu->enc_cache (idle by then); called by the device's destruction. */

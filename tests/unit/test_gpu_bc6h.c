@@ -16,7 +16,8 @@
  *    a synthetic image (odd size, very bright, subnormal, negative, +-Inf, NaN texels): against the
  *    CPU encoder at the same level (tolerance: see kiln_quality_matches_cpu), the fraction of
  *    bit-identical blocks printed;
- *  - the GPU-native high (shaders/enc_bc6h_h.comp, the default at high; the exact port above runs with
+ *  - the GPU-native high (shaders/enc_bc6h_h.comp, one invocation per block, the default at high; the
+ *    first GPU-native design enc_bc6h_h4.comp with KILN_BC6H_HIGH_DESIGN=4; the exact port above with
  *    KILN_BC6H_GPU_EXACT=1): quality against the CPU's high/normal/fast (see kiln_high_native);
  *  - what has no GPU design is KILN_ERR_UNSUPPORTED with a message (an unknown strategy; SF16 with
  *    the seed), and AUTO/CPU encodes then fall back to the CPU encoder.
@@ -410,8 +411,10 @@ static void kiln_quality_matches_cpu(void **state)
  * RMSLE <= HIGH_TOL x the CPU high's and <= NORMAL_TOL x the CPU normal's (+1e-7), never above the CPU
  * fast's, no block's error above BLOCK_TOL x the CPU high block's + 1e-4; every block valid; the same
  * bytes at every subgroup size the device can require and in small batches; KILN_BC6H_HIGH_CFG
- * (one-subset only: only one-subset blocks; out of range: KILN_ERR_INVALID_ARGUMENT). Prints the
- * ratios to the CPU's high and normal and the two-subset block counts. */
+ * (one-subset only: only one-subset blocks; out of range: KILN_ERR_INVALID_ARGUMENT; a value set by
+ * the caller is used for every image: tuning runs); the first design (KILN_BC6H_HIGH_DESIGN=4) within
+ * HIGH_TOL of the CPU high on the first image. Prints the ratios to the CPU's high and normal and the
+ * two-subset block counts. */
 #define HIGH_TOL 1.10
 #define NORMAL_TOL 1.08
 #define BLOCK_TOL 4.0
@@ -430,6 +433,8 @@ static void kiln_high_native(void **state)
     };
     uint32_t sizes = kiln__gpu_subgroup_sizes(fx->gpu);
     unsetenv("KILN_BC6H_GPU_EXACT");
+    char cfg0[64] = "";
+    if (getenv("KILN_BC6H_HIGH_CFG")) snprintf(cfg0, sizeof cfg0, "%s", getenv("KILN_BC6H_HIGH_CFG"));
     for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++) {
         for (int sf = 0; sf < 2; sf++) {
             kiln_image img = crops[k].file ? load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h)
@@ -513,7 +518,26 @@ static void kiln_high_native(void **state)
                 }
                 setenv("KILN_BC6H_HIGH_CFG", "9,1,0", 1);
                 assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                setenv("KILN_BC6H_HIGH_CFG", "4,4,3,5", 1); /* R above 4 */
+                assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                /* the first design (enc_bc6h_h4.comp, 4 invocations per block): valid blocks, the same
+                 * tolerance against the CPU high; no R for it; an unknown design is refused */
+                setenv("KILN_BC6H_HIGH_DESIGN", "4", 1);
+                assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
                 unsetenv("KILN_BC6H_HIGH_CFG");
+                st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size);
+                if (st != KILN_OK) fail_msg("first design: %s", kiln_last_error(fx->gpu));
+                for (size_t i = 0; i < n; i++) {
+                    kiln_bc6h_info info;
+                    assert_true(kiln__bc6h_unpack(g2 + i * 16, sf, &info) > 0);
+                }
+                double e4 = rmsle_blocks_fmt(fx->cpu, &ref, g2, size, fmt);
+                print_message("  first design (KILN_BC6H_HIGH_DESIGN=4): RMSLE %.6f (x%.4f CPU high)\n", e4, eh > 0 ? e4 / eh : 1.0);
+                assert_true(e4 <= HIGH_TOL * eh + 1e-7);
+                setenv("KILN_BC6H_HIGH_DESIGN", "2", 1);
+                assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                unsetenv("KILN_BC6H_HIGH_DESIGN");
+                if (cfg0[0]) setenv("KILN_BC6H_HIGH_CFG", cfg0, 1); /* the caller's (tuning runs) */
             }
             free(g);
             free(ch);

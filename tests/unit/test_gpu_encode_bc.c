@@ -1,7 +1,7 @@
 /* test_gpu_encode_bc.c - the BC GPU encoders (src/gpu/gpu_encode_bc.c, shaders/enc_bc*.comp) on the
  * Vulkan device (lavapipe in CI), against the CPU encoders:
  *   - kiln strategy: the same bytes as the CPU encoder, for BC4/BC5 (UNORM, SNORM) and the BC3 alpha
- *     at every quality, BC1 / BC1a / BC3 at every quality (fast, normal; high and max: the cluster fit
+ *     at every quality (max: both designs, also on adversarial blocks), BC1 / BC1a / BC3 at every quality (fast, normal; high and max: the cluster fit
  *     of enc_bc1_cf.comp, also with 8, 32 and 64 invocations per block), including blocks the GPU hands
  *     back to the CPU (flat and near-flat, punch-through, cut-out), on crops of the test images, random
  *     texels, near-flat blocks, odd sizes (1x1, 3x5, 13x7), 16-bit and float sources, small batches,
@@ -160,6 +160,104 @@ static void bc4_bc5_identical(void **state)
                 kiln_status st = compare(fx, &fx->img[i], fx->name[i], &ep, 0);
                 if (st != KILN_OK) fail_msg("%s: %s", fx->name[i], kiln_last_error(fx->gpu));
             }
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* Issue #4: BC4-style max quality (enc_bc4_max.comp's quadtree search, and the first design with
+ * KILN_GPU_BC4_MAX=v1) gives the CPU's bytes on adversarial blocks - flat, two values, only the range
+ * extremes, noise, three clusters, SNORM values around zero (where the truncating ramps bunch up),
+ * gradients, one outlier - in every channel, on 64x64 crops of the grey and normal-map test images, and
+ * (quadtree) from a float source with SNORM values beyond -1 / 1. */
+static void adversarial_image(kt_rng *rng, uint32_t w, uint32_t h, kiln_image *out)
+{
+    assert_int_equal(kiln_image_alloc(NULL, out, w, h, KILN_PIXEL_U8), KILN_OK);
+    out->channels = 4;
+    uint8_t *p = out->pixels;
+    const uint32_t bx = (w + 3) / 4;
+    for (uint32_t by = 0; by < (h + 3) / 4; by++)
+        for (uint32_t b = 0; b < bx; b++)
+            for (int c = 0; c < 4; c++) {
+                const uint32_t kind = (by * bx + b + 5u * (uint32_t)c) % 12u;
+                const int v0 = (int)(kt_rng_u32(rng) & 255u), v1 = (int)(kt_rng_u32(rng) & 255u);
+                const int v2 = (int)(kt_rng_u32(rng) & 255u), odd = (int)(kt_rng_u32(rng) & 15u);
+                for (uint32_t t = 0; t < 16; t++) {
+                    const uint32_t x = b * 4 + (t & 3), y = by * 4 + (t >> 2);
+                    if (x >= w || y >= h) continue;
+                    const uint32_t r = kt_rng_u32(rng);
+                    int v;
+                    switch (kind) {
+                    case 0: v = v0; break;                                             /* flat */
+                    case 1: v = (r & 1) ? v0 : v1; break;                              /* two values */
+                    case 2: v = (r & 1) ? 0 : 255; break;                              /* the extremes */
+                    case 3: v = (int)((uint32_t[]){0, 1, 254, 255})[r & 3]; break;     /* near the extremes */
+                    case 4: v = (int)(r & 255u); break;                                /* noise */
+                    case 5: v = ((int[]){v0, v1, v2})[r % 3] + (int)((r >> 8) & 3); break; /* three clusters */
+                    case 6: v = 120 + (int)((r >> 4) % 17u); break;                    /* SNORM around zero */
+                    case 7: v = 125 + (int)((r >> 4) % 7u); break;
+                    case 8: v = (v0 + (int)t * (v1 - 128) / 16) & 255; break;          /* gradient */
+                    case 9: v = (r & 3) == 0 ? 0 : (r & 3) == 1 ? 255 : v0; break;     /* extremes + one value */
+                    case 10: v = v0 + (int)((r >> 4) % 21u) - 10; break;              /* narrow noise */
+                    default: v = (int)t == odd ? v1 : v0; break;                       /* one outlier */
+                    }
+                    p[((size_t)y * w + x) * 4 + (size_t)c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+                }
+            }
+}
+
+static void bc4_max_adversarial_identical(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kiln_image img[3];
+    const char *name[3] = {"adversarial 44x40", "grey/stk_generic_rock_a_gloss_R_512_grey.png 64x64",
+                           "normal/stk_solarPanel_a_Normal_1024.png 64x64"};
+    int nimg = 0;
+    kt_rng rng;
+    kt_rng_seed(&rng, 4004);
+    adversarial_image(&rng, 44, 40, &img[nimg++]);
+    static const struct { const char *path; uint32_t x, y; } crops[] = {
+        {"grey/stk_generic_rock_a_gloss_R_512_grey.png", 128, 256}, {"normal/stk_solarPanel_a_Normal_1024.png", 500, 300}};
+    for (int i = 0; i < 2; i++) {
+        kiln_image src;
+        if (kiln_image_load(fx->cpu, kt_testdata(crops[i].path), &src) != KILN_OK) {
+            print_message("note: cannot load %s: %s\n", crops[i].path, kiln_last_error(fx->cpu));
+            continue;
+        }
+        crop(&src, crops[i].x, crops[i].y, 64, 64, &img[nimg]);
+        name[nimg++] = name[i + 1];
+        kiln_image_free(&src);
+    }
+    static const kiln_format fmts[] = {KILN_FORMAT_BC4_UNORM, KILN_FORMAT_BC4_SNORM, KILN_FORMAT_BC5_UNORM,
+                                       KILN_FORMAT_BC5_SNORM, KILN_FORMAT_BC3_UNORM};
+    for (int design = 0; design < 2; design++) {
+        if (design == 1) setenv("KILN_GPU_BC4_MAX", "v1", 1);
+        for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+            for (int i = 0; i < nimg; i++) {
+                if (design == 1 && i > 0) continue; /* the first design: adversarial blocks only (lavapipe time) */
+                kiln_encode_params ep;
+                kiln_encode_params_init(&ep, fmts[k], KILN_QUALITY_MAX);
+                kiln_status st = compare(fx, &img[i], name[i], &ep, 0);
+                if (st != KILN_OK) fail_msg("%s %s: %s", design ? "v1" : "quadtree", name[i], kiln_last_error(fx->gpu));
+            }
+        unsetenv("KILN_GPU_BC4_MAX");
+    }
+    /* float source (the host prepares the channel bytes): SNORM from -1.5 .. 2 (clamped), exact -1 / 1 */
+    kiln_image f32;
+    assert_int_equal(kiln_image_alloc(NULL, &f32, img[0].width, img[0].height, KILN_PIXEL_F32), KILN_OK);
+    f32.channels = 4;
+    for (size_t i = 0; i < (size_t)f32.width * f32.height * 4; i++) {
+        uint8_t u = ((const uint8_t *)img[0].pixels)[i];
+        ((float *)f32.pixels)[i] = u == 3 ? -1.5f : u == 252 ? 2.0f : (float)u / 127.5f - 1.0f;
+    }
+    static const kiln_format sfmts[] = {KILN_FORMAT_BC4_SNORM, KILN_FORMAT_BC5_SNORM};
+    for (size_t k = 0; k < 2; k++) {
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, sfmts[k], KILN_QUALITY_MAX);
+        kiln_status st = compare(fx, &f32, "adversarial float", &ep, 0);
+        if (st != KILN_OK) fail_msg("float: %s", kiln_last_error(fx->gpu));
+    }
+    kiln_image_free(&f32);
+    for (int i = 0; i < nimg; i++) kiln_image_free(&img[i]);
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
@@ -547,6 +645,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bc4_bc5_identical),
+        cmocka_unit_test(bc4_max_adversarial_identical),
         cmocka_unit_test(bc1_bc3_fast_normal_identical),
         cmocka_unit_test(bc1_testdata_gpu_finishes),
         cmocka_unit_test(bc1_bc3_high_max_identical),

@@ -7,6 +7,9 @@
  *  - the seed design (gpu_strategy 1, betsy's brute force), with shared-memory preload and with direct
  *    reads: decoded with kiln's decoder, its error against the source equals the error of the CPU's
  *    exact optimum (quality max) and its PSNR clears a floor.
+ *  - kiln's ETC1 / ETC2 designs: the CPU's bytes for ETC1 at every quality, ETC2 RGB / RGBA at every quality
+ *    and ETC2 RGB A1 at every quality (alpha cut-outs, empty sub-blocks, other alpha thresholds; T / H on
+ *    the GPU and on the host).
  *  - formats without a GPU encoder report KILN_ERR_UNSUPPORTED with a message, and AUTO falls back.
  * Runs with the Vulkan validation layer on (KILN_VK_VALIDATION=1) and asserts it reported nothing.
  * Skipped when there is no Vulkan device (lavapipe counts: the backend is forced to VULKAN). */
@@ -98,13 +101,12 @@ static void make_crafted(fixture *fx, kiln_image *img, uint32_t w, uint32_t h, k
 
 /* GPU (at subgroup size sg, 0 = any) and CPU encodes of img must be the same bytes (perceptual: the
  * perceptual channel weights of the ETC colour encoders). */
-static void expect_same_p(fixture *fx, const kiln_image *img, kiln_format f, kiln_quality q, uint32_t sg, int perceptual,
-                          const char *what)
+static void expect_same_ep(fixture *fx, const kiln_image *img, const kiln_encode_params *epp, uint32_t sg, const char *what)
 {
+    const kiln_encode_params ep = *epp;
+    const kiln_format f = ep.format;
+    const kiln_quality q = ep.quality;
     const kiln_format_info *fi = kiln_format_get_info(f);
-    kiln_encode_params ep;
-    kiln_encode_params_init(&ep, f, q);
-    ep.perceptual = perceptual;
     size_t size = kiln_format_image_size(f, img->width, img->height);
     uint8_t *g = malloc(size), *c = malloc(size);
     assert_non_null(g);
@@ -128,6 +130,15 @@ static void expect_same_p(fixture *fx, const kiln_image *img, kiln_format f, kil
     }
     free(g);
     free(c);
+}
+
+static void expect_same_p(fixture *fx, const kiln_image *img, kiln_format f, kiln_quality q, uint32_t sg, int perceptual,
+                          const char *what)
+{
+    kiln_encode_params ep;
+    kiln_encode_params_init(&ep, f, q);
+    ep.perceptual = perceptual;
+    expect_same_ep(fx, img, &ep, sg, what);
 }
 
 static void expect_same(fixture *fx, const kiln_image *img, kiln_format f, kiln_quality q, uint32_t sg, const char *what)
@@ -250,6 +261,112 @@ static void etc1_kiln_equals_cpu(void **state)
     for (int i = 0; i < 3; i++)
         if (have_extra[i]) kiln_image_free(&extra[i]);
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* Alpha for the RGB A1 tests (threshold 128): mode 0 random bytes, 1 a diagonal gradient (a cut-out edge
+ * through blocks), 2 per block one of opaque / transparent / a few holes / random, 3 half of each block
+ * transparent. */
+static void set_alpha(kiln_image *img, int mode, kt_rng *rng)
+{
+    uint8_t *px = img->pixels;
+    const uint32_t w = img->width, h = img->height;
+    uint32_t kind = 0;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            uint8_t a;
+            if (mode == 0) {
+                a = (uint8_t)kt_rng_u32(rng);
+            } else if (mode == 1) {
+                a = (uint8_t)((x * 255u / (w > 1 ? w - 1 : 1) + y * 255u / (h > 1 ? h - 1 : 1)) / 2u);
+            } else if (mode == 2) {
+                /* the block's kind: a hash of the block coordinates */
+                kind = ((x / 4u) * 7u + (y / 4u) * 13u) % 4u;
+                a = kind == 0 ? 255 : kind == 1 ? 0 : kind == 2 ? ((kt_rng_u32(rng) % 5u) ? 255 : 3) : (uint8_t)kt_rng_u32(rng);
+            } else {
+                /* a half (left, right, top, bottom) of each block transparent: the CPU's empty sub-block case */
+                kind = ((x / 4u) * 5u + (y / 4u) * 3u) % 4u;
+                const uint32_t bxp = x & 3u, byp = y & 3u;
+                const int off = kind == 0 ? bxp < 2 : kind == 1 ? bxp >= 2 : kind == 2 ? byp < 2 : byp >= 2;
+                a = off ? 0 : 255;
+            }
+            px[((size_t)y * w + x) * 4 + 3] = a;
+        }
+}
+
+/* kiln's ETC2 colour design above FAST (enc_etc1_q / enc_etc1_q_a1, enc_etc2_planar, T / H) and RGB A1 at
+ * every quality: the CPU's bytes for ETC2 RGB / RGBA / RGB A1 on real crops, crafted blocks, odd sizes,
+ * 16-bit sources, A1 cut-outs (random, gradient, mixed blocks), uniform and perceptual weights. */
+static void etc2_kiln_equals_cpu(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 2026);
+    static const char *more[2] = {"ldr/stk_generic_rock_a_512.png", "ldr/city_fern_512_rgba.png"};
+    kiln_image extra[2];
+    int have_extra[2];
+    for (int i = 0; i < 2; i++) have_extra[i] = kiln_image_load(fx->cpu, kt_testdata(more[i]), &extra[i]) == KILN_OK;
+    static const kiln_format fmts[3][2] = {{KILN_FORMAT_ETC2_RGB8_UNORM, KILN_FORMAT_ETC2_RGB8_SRGB},
+                                           {KILN_FORMAT_ETC2_RGBA8_UNORM, KILN_FORMAT_ETC2_RGBA8_SRGB},
+                                           {KILN_FORMAT_ETC2_RGB8A1_UNORM, KILN_FORMAT_ETC2_RGB8A1_SRGB}};
+    uint32_t sgs = kiln__gpu_subgroup_sizes(fx->gpu);
+    for (int fk = 0; fk < 3; fk++)
+        for (int qi = KILN_QUALITY_FAST; qi <= KILN_QUALITY_MAX; qi++) {
+            if (qi == KILN_QUALITY_FAST && fk != 2) continue; /* RGB / RGBA FAST: etc1_kiln_equals_cpu */
+            for (int pw = 0; pw < 2; pw++) {
+                const kiln_format f = fmts[fk][pw];
+                const kiln_quality q = (kiln_quality)qi;
+                const uint32_t cw = qi == KILN_QUALITY_MAX ? 32 : 48, chh = qi == KILN_QUALITY_MAX ? 24 : 32;
+                kiln_image img;
+                for (int i = 0; i < 2; i++) {
+                    if (!have_extra[i]) continue;
+                    make_image(fx, &img, KILN_PIXEL_U8, cw, chh, &extra[i], 29 * (uint32_t)(qi + 3 * i + 1), 37 * (uint32_t)(pw + fk + 1), &rng);
+                    if (fk == 2) set_alpha(&img, (i + pw + qi) % 3, &rng);
+                    expect_same_p(fx, &img, f, q, 0, pw, more[i]);
+                    kiln_image_free(&img);
+                }
+                if (fx->have_rock) { /* real alpha cut-outs (a sign with a transparent surround) */
+                    make_image(fx, &img, KILN_PIXEL_U8, cw, chh, &fx->rock, 100 + 16 * (uint32_t)qi, 8 + 20 * (uint32_t)pw, &rng);
+                    expect_same_p(fx, &img, f, q, 0, pw, "real crop with alpha");
+                    kiln_image_free(&img);
+                }
+                make_etc_blocks(fx, &img, 32, 24, &rng);
+                if (fk == 2) set_alpha(&img, pw ? 2 : 3, &rng);
+                expect_same_p(fx, &img, f, q, 0, pw, "crafted");
+                setenv("KILN_GPU_ETC2_TH", "host", 1); /* T / H on the host (the driver's fallback) */
+                expect_same_p(fx, &img, f, q, 0, pw, "crafted, host T/H");
+                unsetenv("KILN_GPU_ETC2_TH");
+                if (qi == KILN_QUALITY_HIGH && pw == 0)
+                    for (uint32_t sg = 1; sg <= 128; sg <<= 1)
+                        if (sgs & sg) expect_same_p(fx, &img, f, q, sg, pw, "crafted, required subgroup size");
+                kiln_image_free(&img);
+                if (fk == 2 && pw == 0) { /* empty sub-blocks next to clamped palettes */
+                    make_etc_blocks(fx, &img, 64, 64, &rng);
+                    set_alpha(&img, 3, &rng);
+                    expect_same_p(fx, &img, f, q, 0, pw, "crafted, half-transparent blocks");
+                    kiln_image_free(&img);
+                }
+                make_image(fx, &img, KILN_PIXEL_U8, 13, 7, fx->have_rock ? &fx->rock : NULL, 50, 70, &rng);
+                if (fk == 2) set_alpha(&img, 1, &rng);
+                expect_same_p(fx, &img, f, q, 0, pw, "odd size");
+                if (fk == 2) { /* other alpha thresholds: 200, and 0 (every pixel opaque) */
+                    kiln_encode_params ep;
+                    kiln_encode_params_init(&ep, f, q);
+                    ep.perceptual = pw;
+                    ep.alpha_threshold = pw ? 0 : 200;
+                    expect_same_ep(fx, &img, &ep, 0, "odd size, alpha threshold");
+                }
+                kiln_image_free(&img);
+                if (qi == KILN_QUALITY_NORMAL) {
+                    make_image(fx, &img, KILN_PIXEL_U16, 9, 6, fx->have_rock ? &fx->rock : NULL, 40, 40, &rng);
+                    expect_same_p(fx, &img, f, q, 0, pw, "16-bit");
+                    kiln_image_free(&img);
+                }
+            }
+        }
+    for (int i = 0; i < 2; i++)
+        if (have_extra[i]) kiln_image_free(&extra[i]);
+    assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
 }
 
 static void eac_kiln_equals_cpu(void **state)
@@ -500,14 +617,20 @@ static void unsupported_paths(void **state)
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_INVALID_ARGUMENT);
     ep.gpu_strategy = 0;
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, 31), KILN_ERR_INVALID_ARGUMENT);
-    /* ETC2 RGB above FAST and the other ETC2 colour formats have no GPU encoder yet: VULKAN reports it,
-     * AUTO falls back to the CPU */
+    /* ETC2 colour with the seed strategy has no GPU encoder: VULKAN reports it, AUTO falls back to the
+     * CPU; dithering is refused for every ETC2 format */
     kiln_encode_params_init(&ep, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_NORMAL);
+    ep.gpu_strategy = 1;
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
     assert_non_null(strstr(kiln_last_error(fx->gpu), "no GPU encoder"));
     kiln_encode_params_init(&ep, KILN_FORMAT_ETC2_RGB8A1_UNORM, KILN_QUALITY_FAST);
+    ep.dither = 1;
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
-    assert_non_null(strstr(kiln_last_error(fx->gpu), "no GPU encoder"));
+    assert_non_null(strstr(kiln_last_error(fx->gpu), "dither"));
+    kiln_encode_params_init(&ep, KILN_FORMAT_ETC2_RGBA8_UNORM, KILN_QUALITY_MAX);
+    ep.dither = 1;
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
+    ep.dither = 0;
     ep.format = KILN_FORMAT_EAC_R11_UNORM;
     /* a subgroup size no device offers */
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 3, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
@@ -519,6 +642,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(etc1_kiln_equals_cpu),
+        cmocka_unit_test(etc2_kiln_equals_cpu),
         cmocka_unit_test(eac_kiln_equals_cpu),
         cmocka_unit_test(eac_kiln_subgroup_sizes),
         cmocka_unit_test(eac_seed_design),

@@ -180,6 +180,13 @@ static void batch_formats_and_split(void **state)
     check_batch(fx, fx->gpu, ep, nf, KILN_ENCODE_BATCH_SPLIT, "batch, split");
     unsetenv("KILN_GPU_BATCH_BYTES");
     check_batch(fx, fx->gpu, ep, 2, KILN_ENCODE_BATCH_SPLIT, "batch, split, default batches");
+    /* the CPU side dropping out after its second image (any GPU rate exceeds a lead of 0) and running at the
+     * lowest priority: the GPU side takes every image left, the bytes stay the CPU's */
+    setenv("KILN_SPLIT_GPU_LEAD", "0", 1);
+    setenv("KILN_SPLIT_NICE", "19", 1);
+    check_batch(fx, fx->gpu, ep, nf, KILN_ENCODE_BATCH_SPLIT, "batch, split, CPU side drops out");
+    unsetenv("KILN_SPLIT_GPU_LEAD");
+    unsetenv("KILN_SPLIT_NICE");
     check_batch(fx, fx->cpu, ep, nf, KILN_ENCODE_BATCH_SPLIT, "batch, CPU context");
     /* a format with no GPU encoder at all: everything goes to the CPU */
     kiln_encode_params bc2;

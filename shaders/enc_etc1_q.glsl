@@ -1,0 +1,559 @@
+// enc_etc1_q.glsl - the body of enc_etc1_q.comp (ETC1 modes, opaque) and enc_etc1_q_a1.comp (ETC1 modes
+// of ETC2 RGB A1, ETC_A1 = 1: needs 64-bit floats). Kiln's GPU design of the CPU's ETC1 search at
+// qualities NORMAL, HIGH and MAX (and, for RGB A1, FAST), bit-identical to the CPU (src/codec/etc1_enc.c
+// kiln__etc1_search, no dithering): the same staircase walk, the same model ranking, the same exact
+// errors and every tie-break of top_insert, sub_best, consider and the selector re-choice.
+// Model ranking: the CPU compares the double d / n + G_min. For n = 8 (opaque halves) that is compared
+// here as the exact integer d + 8 G_min (same order: d an integer, the double sum exact); RGB A1 halves
+// have n = 0..8 opaque pixels, so enc_etc1_q_a1 computes the CPU's double, with a correctly rounded
+// division (etc_div.glsl).
+//
+// 8 invocations per block, 8 blocks per workgroup of 64:
+//  1. invocation r = 4 flip + 2 diff + half runs the sub-block search of its half for its flip and its
+//     quantisation (individual 444 / differential 555) and leaves the exactly evaluated candidate list
+//     (up to 4, sorted by exact error) in shared memory;
+//  2. invocation r = 4 flip + 2 side + k runs, speculatively, the differential delta-box search of
+//     candidate k of list `side` (the CPU runs it only when the free optima do not fit and the bound
+//     allows: whether it is used is decided in step 3, which sees the same numbers the CPU sees);
+//  3. invocation 0 of the block replays the CPU's sequence (flip 0 individual, flip 0 differential with
+//     its pruning, flip 1 ...) on the lists, re-chooses the selectors (nearest of the 4 clamped colours,
+//     first minimum) and writes the block.
+// RGB A1 (ETC_A1): no individual mode. A block with a pixel whose alpha is below the threshold is
+// "transparent": only its opaque pixels count (a half may have fewer than 8, or none: the CPU's
+// diff_search special case), the +-a modifiers become 0, selector 2 is the transparent one, the opaque
+// bit is 0; a block with no opaque pixel is the CPU's fixed block. RGB A1 at FAST: transparent blocks
+// take the search with FAST effort, the others the CPU's kiln__etc1_fast (invocation 0, step 3).
+// Barriers only (no subgroup operations): correct for every subgroup size. The fixed 8-wide loops are
+// unrolled (lavapipe caps the loop iterations of an invocation, see enc_etc1_seed.comp).
+// Input (binding 0): the image's RGBA8 words. Output (binding 1): OUT4 = 0: 2 words per block (the
+// big-endian bytes); OUT4 = 1 (ETC2): 4 words per block, gpu_etc2_th.h's kiln_etc2_gpu_block (the
+// error etc_sol.err of the chosen solution, flags 0, the bytes), which enc_etc2_planar.comp continues.
+layout(local_size_x = 64) in;
+layout(constant_id = 1) const uint OUT4 = 0u; // (0 is the workgroup size, vk.h)
+
+layout(push_constant) uniform Push {
+    uint width, height; // image size
+    uint bx;            // blocks per row
+    uint nblocks;
+    int w0, w1, w2;     // channel weights (1,1,1 or the perceptual 38,75,15)
+    int quality;        // kiln_quality: 1 normal, 2 high, 3 max (RGB A1: also 0 fast)
+    uint athr;          // RGB A1: alpha below this is transparent
+} pc;
+
+layout(std430, binding = 0) readonly buffer Src { uint w[]; } src;
+layout(std430, binding = 1) writeonly buffer Dst { uint w[]; } dst;
+
+#include "etc_tables.glsl"
+#if ETC_A1
+#include "etc_div.glsl"
+#define SCORE double
+#define HN hn  // opaque pixels of the half being searched
+#define TR tr  // the block has a transparent pixel
+#else
+#define SCORE int
+#define HN 8
+#define TR false
+#endif
+
+// First 8-bit value of each level (kiln__etc_q5_first / _q4_first), then 256.
+const int Q5_FIRST[33] = int[33](0, 5, 13, 21, 29, 38, 46, 54, 62, 70, 79, 87, 95, 103, 112, 120, 128, 136, 144, 153,
+                                 161, 169, 177, 186, 194, 202, 210, 218, 227, 235, 243, 251, 256);
+const int Q4_FIRST[17] = int[17](0, 9, 26, 43, 60, 77, 94, 111, 128, 145, 162, 179, 196, 213, 230, 247, 256);
+
+shared uint s_px[128];
+shared uint s_le[64 * 4]; // candidate lists: exact error
+shared uint s_lq[64 * 4]; //                  colour (3 x 5 bits) | table << 15
+shared int s_ln[64];
+shared uint s_be[64];     // box searches: best exact error (0xffffffff: not run)
+shared uint s_bq[64];
+
+ivec3 rgb(uint v) { return ivec3(int(v & 255u), int((v >> 8u) & 255u), int((v >> 16u) & 255u)); }
+
+// Row-major pixel index of the i-th texel (0..7) of half s (the CPU's order: p ascending).
+uint half_px(int flip, int s, int i)
+{
+    return flip == 0 ? uint((i >> 1) * 4 + 2 * s + (i & 1)) : uint((2 * s + (i >> 2)) * 4 + (i & 3));
+}
+
+int qlev(int v, int bits) { return bits == 4 ? (v * 15 + 127) / 255 : (v * 31 + 127) / 255; }
+int xq(int v, int bits) { return bits == 4 ? (v << 4) | v : (v << 3) | (v >> 2); }
+ivec3 xq3(ivec3 q, int bits) { return ivec3(xq(q.x, bits), xq(q.y, bits), xq(q.z, bits)); }
+
+// The half being searched (one invocation's private copy): its hn pixels (the opaque ones, in order).
+ivec3 hpx[8];
+int hkx[8];
+int hn;
+ivec3 hsum, hsq;
+ivec3 wt;
+int W;
+uint omask;  // opaque pixels of the block (all 16 unless ETC_A1)
+bool tr;     // ETC_A1 and some pixel is transparent
+
+// Opaque pixels of half s of flip.
+int half_count(int flip, int s)
+{
+    int n = 0;
+    [[unroll]] for (int i = 0; i < 8; i++) n += int((omask >> half_px(flip, s, i)) & 1u);
+    return n;
+}
+
+void load_half(uint base, int flip, int h)
+{
+    hsum = ivec3(0);
+    hsq = ivec3(0);
+    hn = 0;
+    [[unroll]] for (int i = 0; i < 8; i++) {
+        const uint p = half_px(flip, h, i);
+#if ETC_A1
+        hpx[i] = ivec3(0);
+        hkx[i] = 0;
+        if (((omask >> p) & 1u) == 0u) continue;
+        ivec3 c = rgb(s_px[base + p]);
+        hpx[hn] = c;
+        hkx[hn] = wt.x * c.x + wt.y * c.y + wt.z * c.z;
+#else
+        ivec3 c = rgb(s_px[base + p]);
+        hpx[i] = c;
+        hkx[i] = wt.x * c.x + wt.y * c.y + wt.z * c.z;
+#endif
+        hsum += c;
+        hsq += c * c;
+        hn++;
+    }
+}
+
+// G_t(K) of the 8 tables into g; returns their minimum. (Transparent A1: the +-a entries are 0.)
+int half_g(int K, out int g[8])
+{
+    [[unroll]] for (int t = 0; t < 8; t++) g[t] = 0;
+    [[unroll]] for (int i = 0; i < 8; i++) {
+        if (i >= HN) break;
+        const int aq = abs(hkx[i] - K);
+        [[unroll]] for (int t = 0; t < 8; t++) {
+            const int a = ETC_MOD[t * 4], b = ETC_MOD[t * 4 + 1];
+            const int ea = TR ? 0 : W * a * a - 2 * a * aq;
+            g[t] += min(ea, W * b * b - 2 * b * aq);
+        }
+    }
+    int m = g[0];
+    [[unroll]] for (int t = 1; t < 8; t++) m = min(m, g[t]);
+    return m;
+}
+
+// sub_best: exact best error over the tables of base b (8-bit); table in tb.
+uint sub_best(ivec3 b, out int tb)
+{
+    const int K = wt.x * b.x + wt.y * b.y + wt.z * b.z;
+    int g[8];
+    half_g(K, g);
+    ivec3 bs = hsq - 2 * b * hsum + HN * b * b;
+    const int base_sq = wt.x * bs.x + wt.y * bs.y + wt.z * bs.z;
+    const int lo = min(b.x, min(b.y, b.z)), hi = max(b.x, max(b.y, b.z));
+    uint best = 0xffffffffu;
+    tb = 0;
+    [[unroll]] for (int t = 0; t < 8; t++) {
+        const int mb = ETC_MOD[t * 4 + 1];
+        if (lo - mb >= 0 && hi + mb <= 255) {
+            uint e = uint(base_sq + g[t]);
+            if (e < best) {
+                best = e;
+                tb = t;
+            }
+        }
+    }
+    [[unroll]] for (int t = 0; t < 8; t++) {
+        const int mb = ETC_MOD[t * 4 + 1];
+        if (lo - mb >= 0 && hi + mb <= 255) continue;
+        ivec3 pal[4];
+        [[unroll]] for (int j = 0; j < 4; j++) {
+            const int mod = (TR && j == 0) ? 0 : ETC_MOD[t * 4 + j];
+            pal[j] = clamp(b + ivec3(mod), ivec3(0), ivec3(255));
+        }
+        uint e = 0u;
+        [[unroll]] for (int i = 0; i < 8; i++) {
+            if (i >= HN) break;
+            uint be = 0xffffffffu;
+            [[unroll]] for (int j = 0; j < 4; j++) {
+                if (TR && j == 2) continue;
+                ivec3 d = hpx[i] - pal[j];
+                be = min(be, uint(wt.x * d.x * d.x + wt.y * d.y * d.y + wt.z * d.z * d.z));
+            }
+            e += be;
+        }
+        if (e < best || (e == best && t < tb)) {
+            best = e;
+            tb = t;
+        }
+    }
+    return best;
+}
+
+// sub_search: the staircase walk, the model top list, exact evaluation; the list (sorted by exact error)
+// into le / lq, its length returned. An empty half (RGB A1): one candidate, colour blo, error 0.
+int sub_search(int bits, ivec3 blo, ivec3 bhi, int krange, int kstep, int top, out uint le[4], out uint lq[4])
+{
+    if (HN == 0) {
+        le[0] = 0u;
+        lq[0] = uint(blo.x) | (uint(blo.y) << 5u) | (uint(blo.z) << 10u);
+        return 1;
+    }
+    const int cap = min(top, 4);
+    int mn = 0;
+    SCORE me[4];
+    ivec3 mq[4];
+    ivec3 prev = ivec3(-1);
+    const ivec3 m0 = (2 * hsum + ivec3(HN)) / (2 * HN);
+    for (int k = -krange; k <= krange;) {
+        int nk = k + kstep;
+        if (kstep == 1) {
+            nk = krange + 1;
+            for (int ch = 0; ch < 3; ch++) {
+                const int v = m0[ch] + k;
+                if (v >= 255) continue;
+                const int l = qlev(max(v, 0), bits) + 1;
+                const int next = bits == 4 ? Q4_FIRST[l] : Q5_FIRST[l];
+                nk = min(nk, next - m0[ch]);
+            }
+        }
+        const int kc = k;
+        k = nk;
+        ivec3 s;
+        for (int ch = 0; ch < 3; ch++) s[ch] = qlev(clamp(m0[ch] + kc, 0, 255), bits);
+        s = clamp(s, blo, bhi);
+        if (s == prev) continue;
+        prev = s;
+        const ivec3 e8 = xq3(s, bits);
+        const ivec3 u = hsum - HN * e8;
+        const int d = wt.x * u.x * u.x + wt.y * u.y * u.y + wt.z * u.z * u.z;
+        int g[8];
+        const int gmin = half_g(wt.x * e8.x + wt.y * e8.y + wt.z * e8.z, g);
+#if ETC_A1
+        precise double score = etc_div(double(d), double(HN)) + double(gmin);
+#else
+        const int score = d + 8 * gmin;
+#endif
+        // top_insert
+        bool dup = false;
+        for (int i = 0; i < mn; i++) dup = dup || mq[i] == s;
+        if (dup) continue;
+        if (mn == cap && score >= me[mn - 1]) continue;
+        int i = mn < cap ? mn++ : mn - 1;
+        while (i > 0 && me[i - 1] > score) {
+            me[i] = me[i - 1];
+            mq[i] = mq[i - 1];
+            i--;
+        }
+        me[i] = score;
+        mq[i] = s;
+    }
+    int n = 0;
+    for (int c = 0; c < mn; c++) {
+        int t;
+        const uint e = sub_best(xq3(mq[c], bits), t);
+        const uint qw = uint(mq[c].x) | (uint(mq[c].y) << 5u) | (uint(mq[c].z) << 10u) | (uint(t) << 15u);
+        int j = n++;
+        while (j > 0 && le[j - 1] > e) {
+            le[j] = le[j - 1];
+            lq[j] = lq[j - 1];
+            j--;
+        }
+        le[j] = e;
+        lq[j] = qw;
+    }
+    return n;
+}
+
+ivec3 qof(uint qw) { return ivec3(int(qw & 31u), int((qw >> 5u) & 31u), int((qw >> 10u) & 31u)); }
+
+bool delta_ok(uint qa, uint qb)
+{
+    ivec3 d = qof(qb) - qof(qa);
+    return all(greaterThanEqual(d, ivec3(-4))) && all(lessThanEqual(d, ivec3(3)));
+}
+
+// The best solution so far (invocation 0 of a block).
+uint b_err, b_q0, b_q1;
+int b_mode, b_flip;
+
+void consider(int mode, int flip, uint ea, uint qa, uint eb, uint qb)
+{
+    const uint e = ea + eb;
+    if (e >= b_err) return;
+    b_err = e;
+    b_mode = mode;
+    b_flip = flip;
+    b_q0 = qa;
+    b_q1 = qb;
+}
+
+uint swap32(uint v) { return (v >> 24u) | ((v >> 8u) & 0xff00u) | ((v << 8u) & 0xff0000u) | (v << 24u); }
+
+#if ETC_A1
+// quant_near (etc1_enc.c) for 5 bits: the level whose expanded value is nearest (lowest on ties).
+int qnear5(int v)
+{
+    if (v <= 0) return 0;
+    if (v >= 255) return 31;
+    const int l = (v * 31 + 127) / 255;
+    int best = l, bd = abs(xq(l, 5) - v);
+    if (l > 0) {
+        const int d = v - xq(l - 1, 5);
+        if (d < bd) {
+            bd = d;
+            best = l - 1;
+        }
+    }
+    if (l < 31) {
+        const int d = xq(l + 1, 5) - v;
+        if (d < bd) best = l + 1;
+    }
+    return best;
+}
+
+// kiln__etc1_fast for an opaque RGB A1 block (a1: always differential, the second colour pulled into
+// the delta box of the first): into b_*.
+void etc1_fast_a1(uint base)
+{
+    for (int flip = 0; flip < 2; flip++) {
+        ivec3 q5[2];
+        int tb[2];
+        uint e = 0u;
+        [[unroll]] for (int s = 0; s < 2; s++) {
+            ivec3 sum = ivec3(0);
+            [[unroll]] for (int i = 0; i < 8; i++) sum += rgb(s_px[base + half_px(flip, s, i)]);
+            const ivec3 m = (2 * sum + ivec3(8)) / 16;
+            q5[s] = ivec3(qnear5(m.x), qnear5(m.y), qnear5(m.z));
+        }
+        q5[1] = q5[0] + clamp(q5[1] - q5[0], ivec3(-4), ivec3(3));
+        [[unroll]] for (int s = 0; s < 2; s++) {
+            const ivec3 b = xq3(q5[s], 5);
+            ivec3 sq = ivec3(0), sum = ivec3(0);
+            int kx[8];
+            [[unroll]] for (int i = 0; i < 8; i++) {
+                const ivec3 c = rgb(s_px[base + half_px(flip, s, i)]);
+                sum += c;
+                sq += c * c;
+                kx[i] = wt.x * c.x + wt.y * c.y + wt.z * c.z;
+            }
+            const ivec3 bs = sq - 2 * b * sum + 8 * b * b;
+            const int bsq = wt.x * bs.x + wt.y * bs.y + wt.z * bs.z;
+            const int K = wt.x * b.x + wt.y * b.y + wt.z * b.z;
+            int et[8];
+            [[unroll]] for (int t = 0; t < 8; t++) {
+                const int a = ETC_MOD[t * 4], bb = ETC_MOD[t * 4 + 1];
+                int acc = 0;
+                [[unroll]] for (int i = 0; i < 8; i++) {
+                    const int aq = abs(kx[i] - K);
+                    acc += min(W * a * a - 2 * a * aq, W * bb * bb - 2 * bb * aq);
+                }
+                et[t] = acc;
+            }
+            int bt = 0;
+            [[unroll]] for (int t = 1; t < 8; t++)
+                if (et[t] < et[bt]) bt = t;
+            tb[s] = bt;
+            const int r = bsq + et[bt];
+            e += uint(max(r, 0));
+        }
+        if (e < b_err) {
+            b_err = e;
+            b_mode = 1;
+            b_flip = flip;
+            b_q0 = uint(q5[0].x) | (uint(q5[0].y) << 5u) | (uint(q5[0].z) << 10u) | (uint(tb[0]) << 15u);
+            b_q1 = uint(q5[1].x) | (uint(q5[1].y) << 5u) | (uint(q5[1].z) << 10u) | (uint(tb[1]) << 15u);
+        }
+    }
+}
+#endif
+
+void main()
+{
+    const uint lid = gl_LocalInvocationID.x;
+    const uint g = lid & ~7u;  // first invocation of the block
+    const uint r = lid & 7u;
+    const uint base = (lid >> 3u) * 16u;
+    const uint block = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 8u + (lid >> 3u);
+    const bool live = block < pc.nblocks;
+    wt = ivec3(pc.w0, pc.w1, pc.w2);
+    W = pc.w0 + pc.w1 + pc.w2;
+    // effort_for (etc1_enc.c): staircase range / step, top, box_top, box_exact
+    const int krange = pc.quality == 0 ? 0 : (pc.quality == 1 ? 8 : (pc.quality == 2 ? 16 : 32));
+    const int kstep = (pc.quality >= 3 || pc.quality == 0) ? 1 : 2;
+    const int top = pc.quality >= 3 ? 4 : (pc.quality == 0 ? 1 : 2);
+    const int box_top = pc.quality >= 3 ? 2 : 1;
+    const int box_exact = pc.quality >= 3 ? 2 : 1;
+    for (uint i = 0u; i < 2u; i++) {
+        const uint p = r * 2u + i;
+        if (live) {
+            uint x = min((block % pc.bx) * 4u + (p & 3u), pc.width - 1u);
+            uint y = min((block / pc.bx) * 4u + (p >> 2u), pc.height - 1u);
+            s_px[base + p] = src.w[y * pc.width + x];
+        } else {
+            s_px[base + p] = 0u;
+        }
+    }
+    barrier();
+    omask = 0xffffu;
+#if ETC_A1
+    omask = 0u;
+    for (uint p = 0u; p < 16u; p++)
+        if ((s_px[base + p] >> 24u) >= pc.athr) omask |= 1u << p;
+#endif
+    tr = omask != 0xffffu;
+    // RGB A1 at FAST, opaque block: kiln__etc1_fast (step 3), no search
+    const bool fast_path = pc.quality == 0 && !tr;
+
+    // ---- 1. the 8 free searches: (flip, individual / differential, half)
+    if (!fast_path) {
+        const int flip = int(r >> 2u), bits = (r & 2u) != 0u ? 5 : 4, h = int(r & 1u);
+        uint le[4], lq[4];
+        int n = 0;
+        // RGB A1 has no individual mode; a half whose other half is empty is searched with top 1
+        if (ETC_A1 == 0 || bits == 5) {
+            load_half(base, flip, h);
+            const int t = half_count(flip, 1 - h) == 0 ? 1 : top;
+            n = sub_search(bits, ivec3(0), ivec3((1 << bits) - 1), krange, kstep, t, le, lq);
+        }
+        for (int i = 0; i < 4; i++) {
+            s_le[lid * 4u + uint(i)] = i < n ? le[i] : 0xffffffffu;
+            s_lq[lid * 4u + uint(i)] = i < n ? lq[i] : 0u;
+        }
+        s_ln[lid] = n;
+    }
+    barrier();
+
+    // ---- 2. the 8 delta-box searches: (flip, side, k)
+    if (!fast_path) {
+        const int flip = int(r >> 2u), side = int((r >> 1u) & 1u), k = int(r & 1u);
+        const uint la = g + uint(4 * flip + 2 + side); // list of the differential search of half `side`
+        uint be = 0xffffffffu, bq = 0u;
+        if (k < box_top && k < s_ln[la] && half_count(flip, 0) > 0 && half_count(flip, 1) > 0) {
+            const ivec3 a = qof(s_lq[la * 4u + uint(k)]);
+            ivec3 lo = side == 0 ? a - ivec3(4) : a - ivec3(3);
+            ivec3 hi = side == 0 ? a + ivec3(3) : a + ivec3(4);
+            lo = max(lo, ivec3(0));
+            hi = min(hi, ivec3(31));
+            load_half(base, flip, 1 - side);
+            uint le[4], lq[4];
+            sub_search(5, lo, hi, krange, kstep, box_exact, le, lq);
+            be = le[0];
+            bq = lq[0];
+        }
+        s_be[lid] = be;
+        s_bq[lid] = bq;
+    }
+    barrier();
+
+    // ---- 3. the CPU's sequence, selectors, pack
+    if (r != 0u || !live) return;
+    if (omask == 0u) {
+        // RGB A1, no opaque pixel: differential, every selector 2 (transparent), opaque bit 0
+        if (OUT4 != 0u) {
+            dst.w[block * 4u] = 0u;
+            dst.w[block * 4u + 1u] = 0u;
+            dst.w[block * 4u + 2u] = 0u;
+            dst.w[block * 4u + 3u] = swap32(0xffff0000u);
+        } else {
+            dst.w[block * 2u] = 0u;
+            dst.w[block * 2u + 1u] = swap32(0xffff0000u);
+        }
+        return;
+    }
+    b_err = 0xffffffffu;
+    b_mode = 1;
+    b_flip = 0;
+    b_q0 = 0u;
+    b_q1 = 0u;
+#if ETC_A1
+    if (fast_path) etc1_fast_a1(base);
+#endif
+    for (int flip = 0; flip < 2 && !fast_path; flip++) {
+        const uint li = g + uint(4 * flip), ld = li + 2u;
+        if (ETC_A1 == 0) consider(0, flip, s_le[li * 4u], s_lq[li * 4u], s_le[(li + 1u) * 4u], s_lq[(li + 1u) * 4u]);
+        const int n0 = half_count(flip, 0), n1 = half_count(flip, 1);
+        if (n0 == 0 || n1 == 0) {
+            // a half without opaque pixels takes the other one's colour, table 0, error 0
+            const uint lf = n0 != 0 ? ld : ld + 1u;
+            const uint qf = s_lq[lf * 4u];
+            if (n0 != 0)
+                consider(1, flip, s_le[lf * 4u], qf, 0u, qf & 0x7fffu);
+            else
+                consider(1, flip, 0u, qf & 0x7fffu, s_le[lf * 4u], qf);
+            continue;
+        }
+        if (s_le[ld * 4u] + s_le[(ld + 1u) * 4u] >= b_err) continue;
+        bool found = false;
+        for (int i = 0; i < s_ln[ld]; i++)
+            for (int j = 0; j < s_ln[ld + 1u]; j++) {
+                const uint qa = s_lq[ld * 4u + uint(i)], qb = s_lq[(ld + 1u) * 4u + uint(j)];
+                if (!delta_ok(qa, qb)) continue;
+                consider(1, flip, s_le[ld * 4u + uint(i)], qa, s_le[(ld + 1u) * 4u + uint(j)], qb);
+                if (i == 0 && j == 0) found = true;
+            }
+        if (found) continue;
+        for (int side = 0; side < 2; side++) {
+            const uint la = ld + uint(side);
+            const uint other_free = s_le[(ld + uint(1 - side)) * 4u];
+            for (int k = 0; k < box_top && k < s_ln[la]; k++) {
+                const uint ea = s_le[la * 4u + uint(k)], qa = s_lq[la * 4u + uint(k)];
+                if (ea + other_free >= b_err) continue;
+                const uint bi = g + uint(4 * flip + 2 * side + k);
+                if (side == 0)
+                    consider(1, flip, ea, qa, s_be[bi], s_bq[bi]);
+                else
+                    consider(1, flip, s_be[bi], s_bq[bi], ea, qa);
+            }
+        }
+    }
+    // reselect: nearest of the 4 clamped colours, first minimum (transparent A1: +-a are 0, selector 2
+    // is the transparent pixel's and no other's)
+    const int bits = b_mode == 1 ? 5 : 4;
+    const ivec3 c0 = xq3(qof(b_q0), bits), c1 = xq3(qof(b_q1), bits);
+    const int t0 = int((b_q0 >> 15u) & 7u), t1 = int((b_q1 >> 15u) & 7u);
+    uint lo = 0u, err = 0u;
+    for (uint p = 0u; p < 16u; p++) {
+        const uint x = p & 3u, y = p >> 2u;
+        const uint j = x * 4u + y;
+        if (((omask >> p) & 1u) == 0u) {
+            lo |= 1u << (16u + j);
+            continue;
+        }
+        const bool h1 = b_flip != 0 ? y >= 2u : x >= 2u;
+        const ivec3 c = rgb(s_px[base + p]);
+        const ivec3 bc = h1 ? c1 : c0;
+        const int t = h1 ? t1 : t0;
+        uint be = 0xffffffffu, bk = 0u;
+        [[unroll]] for (int k = 0; k < 4; k++) {
+            if (TR && k == 2) continue;
+            const int mod = (TR && k == 0) ? 0 : ETC_MOD[t * 4 + k];
+            ivec3 d = c - clamp(bc + ivec3(mod), ivec3(0), ivec3(255));
+            uint e = uint(wt.x * d.x * d.x + wt.y * d.y * d.y + wt.z * d.z * d.z);
+            if (e < be) {
+                be = e;
+                bk = uint(k);
+            }
+        }
+        err += be;
+        lo |= ((bk >> 1u) << (16u + j)) | ((bk & 1u) << j);
+    }
+    const ivec3 q0 = qof(b_q0), q1 = qof(b_q1);
+    uint hi;
+    if (b_mode == 1) {
+        ivec3 d = q1 - q0;
+        hi = (uint(q0.x) << 27) | ((uint(d.x) & 7u) << 24) | (uint(q0.y) << 19) | ((uint(d.y) & 7u) << 16) |
+             (uint(q0.z) << 11) | ((uint(d.z) & 7u) << 8) | (TR ? 0u : 2u);
+    } else {
+        hi = (uint(q0.x) << 28) | (uint(q1.x) << 24) | (uint(q0.y) << 20) | (uint(q1.y) << 16) | (uint(q0.z) << 12) |
+             (uint(q1.z) << 8);
+    }
+    hi |= (uint(t0) << 5) | (uint(t1) << 2) | uint(b_flip);
+    if (OUT4 != 0u) {
+        dst.w[block * 4u] = err;
+        dst.w[block * 4u + 1u] = 0u;
+        dst.w[block * 4u + 2u] = swap32(hi);
+        dst.w[block * 4u + 3u] = swap32(lo);
+    } else {
+        dst.w[block * 2u] = swap32(hi);
+        dst.w[block * 2u + 1u] = swap32(lo);
+    }
+}

@@ -1,0 +1,681 @@
+// enc_etc2_th.glsl - the ETC2 T / H pass (src/gpu/gpu_etc2_th.c; compiled as enc_etc2_th.comp and, with th_eval's
+// pixel loops unrolled, enc_etc2_th_unroll.comp): for each 4x4 block, exactly what the CPU's
+// kiln__etc2_search_th (src/codec/etc2_enc.c) does after the ETC1 and planar modes: the gate by quality, the
+// th_bound lower bound, kiln__etc2_th_search pruned at the incoming error and, when it finds a lower error,
+// kiln__etc_reselect (no dithering) and kiln__etc_pack. Three dispatches: PHASE 2 resets the list, PHASE 0 runs
+// the gate and th_bound of every block (one invocation each) and lists the blocks to search, PHASE 1 searches the
+// listed blocks, one invocation each (dense, so few invocations of a subgroup wait on blocks the gate dropped).
+//
+// Bit-identical to the CPU: the same integer arithmetic, and the CPU's double arithmetic operation for
+// operation in the same order:
+//  - every double expression is `precise` and every product that feeds an addition goes through dmul(),
+//    which passes it through an integer identity the compiler cannot see through (an XOR with the push
+//    constant `zero`), since a driver may fuse a multiply and an add anyway (lavapipe's LLVM does);
+//  - divisions go through div_rn and square roots through sqrt_rn: Vulkan allows double division and
+//    square root to be less than correctly rounded; both are corrected from exact fma residuals;
+//  - (int) floor(...) and the comparisons are exact.
+// Block state: 4 words per block (kiln_etc2_gpu_block: err, flags, the 8 bytes), read from binding 1 and
+// written (changed or not) to binding 2.
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_control_flow_attributes : require
+
+// TH_UNROLL_LOOPS = 1 (enc_etc2_th_unroll.comp): th_eval's pixel loops unrolled (its per-pixel arrays can live in
+// registers); the same operations in the same order, so the same bytes.
+#if TH_UNROLL_LOOPS
+#define TH_UNROLL [[unroll]]
+#else
+#define TH_UNROLL
+#endif
+
+layout(local_size_x_id = 0) in;
+
+layout(push_constant) uniform Push {
+    uint width;
+    uint height;
+    uint blocks_x;
+    uint nblocks;
+    uint w0, w1, w2;
+    uint quality;
+    uint a1;
+    uint alpha_threshold;
+    uint zero;   // 0 (the contraction barrier of dmul)
+    uint pad;
+    uvec2 sw[3]; // th_bound's sqrt((double) w[ch]) and u[ch], as the host computed them (bits)
+    uvec2 su[3];
+} pc;
+
+layout(std430, binding = 0) readonly buffer Src { uint words[]; } src;
+layout(std430, binding = 1) readonly buffer BlocksIn { uint words[]; } bin;
+layout(std430, binding = 2) writeonly buffer BlocksOut { uint words[]; } bout;
+layout(std430, binding = 3) buffer List { uint words[]; } list; // [0] = count, then block indices
+
+// 2: reset the list; 0: the gate and bound of every block (lists those to search); 1: the search of the listed
+layout(constant_id = 1) const uint PHASE = 0u;
+
+const int Q_FAST = 0, Q_NORMAL = 1, Q_HIGH = 2, Q_MAX = 3;
+const int MODE_NONE = -1, MODE_T = 2, MODE_H = 3;
+const int OPT_PLUS = 1, OPT_ZERO = 2, OPT_MINUS = 4;
+// double constants as C has them, by their bits
+#define D_0_999 packDouble2x32(uvec2(0xd916872bu, 0x3feff7ceu))
+#define D_1EM12 packDouble2x32(uvec2(0x812dea11u, 0x3d719799u))
+const int DIST[8] = int[8](3, 6, 11, 16, 23, 32, 41, 64);
+
+// ---------------------------------------------------------------- exact double arithmetic
+
+// a * b rounded once, never fused into a following addition.
+double dmul(double a, double b)
+{
+    precise double p = a * b;
+    uvec2 u = unpackDouble2x32(p);
+    u.x ^= pc.zero;
+    return packDouble2x32(u);
+}
+
+// etc_d_step: the neighbours of a finite nonzero double (one ulp towards / away from zero)
+#include "etc_div.glsl"
+
+// Correctly rounded a / b (b != 0, finite): the candidate with the smallest exact residual |a - q b|.
+double div_rn(double a, double b)
+{
+    precise double q = a / b;
+    if (q == 0.0LF || isinf(q) || isnan(q)) return q;
+    q = q + fma(-q, b, a) / b; // one Newton step: within an ulp even from a single-precision quotient
+    for (int it = 0; it < 2; it++) {
+        double lo = etc_d_step(q, false), hi = etc_d_step(q, true);
+        double r = abs(fma(-q, b, a)), rl = abs(fma(-lo, b, a)), rh = abs(fma(-hi, b, a));
+        if (rl < r && rl <= rh) q = lo;
+        else if (rh < r) q = hi;
+        else break;
+    }
+    return q;
+}
+
+// Correctly rounded sqrt(x), x >= 0 finite. For adjacent doubles a < b near sqrt(x), sqrt(x) rounds to b iff
+// x > ((a + b) / 2)^2, i.e. T = (x - a^2) - a (b - a) > 0: x - a^2 is exact (fma), a (b - a) is exact (b - a
+// is a power of two) and T is a multiple of (b - a)^2, so when positive it exceeds the (b - a)^2 / 4 left out.
+bool sqrt_above_mid(double x, double a, double b)
+{
+    precise double r = fma(-a, a, x);
+    precise double t = fma(-a, b - a, r);
+    return t > 0.0LF;
+}
+
+double sqrt_rn(double x)
+{
+    precise double s = sqrt(x);
+    if (x == 0.0LF || s == 0.0LF || isinf(s) || isnan(s)) return s;
+    s = s + fma(-s, s, x) / (2.0LF * s); // one Newton step: within an ulp even from a single-precision root
+    for (int it = 0; it < 2; it++) {
+        double up = etc_d_step(s, true), dn = etc_d_step(s, false);
+        if (sqrt_above_mid(x, s, up)) s = up;
+        else if (!sqrt_above_mid(x, dn, s)) s = dn;
+        else break;
+    }
+    return s;
+}
+
+// ---------------------------------------------------------------- the block (etc_src)
+
+int C[16][3];
+bool OPQ[16];
+int NOP;
+int W[3];
+int WS; // W[0] + W[1] + W[2]
+bool TRANSPARENT;
+int QUAL;
+
+// etc_sol of a T / H search (selectors are derived by reselect when needed)
+struct Sol {
+    int mode;
+    ivec3 c0, c1;
+    int di;
+    uint err;
+};
+
+int clamp255(int v) { return v < 0 ? 0 : (v > 255 ? 255 : v); }
+int x4(int v) { return (v << 4) | v; }
+
+uint werr3(int p, ivec3 b)
+{
+    int d0 = C[p][0] - b.x, d1 = C[p][1] - b.y, d2 = C[p][2] - b.z;
+    return uint(W[0] * d0 * d0 + W[1] * d1 * d1 + W[2] * d2 * d2);
+}
+
+// ---------------------------------------------------------------- T and H (etc2_enc.c th_eval)
+
+int CA_BASE[16], CA_Q[16], CB_BASE[16], CB_Q[16];
+
+// center_d of one centre at one distance
+struct CenterD {
+    int opts;
+    bool plus_free, minus_free;
+    int d;
+    ivec3 cplus, cminus;
+    int wd2;
+};
+
+CenterD center_d_init(ivec3 c, int d, int opts)
+{
+    CenterD cd;
+    int lo = min(min(c.x, c.y), c.z), hi = max(max(c.x, c.y), c.z);
+    cd.opts = opts;
+    cd.d = d;
+    cd.plus_free = hi + d <= 255;
+    cd.minus_free = lo - d >= 0;
+    cd.cplus = ivec3(clamp255(c.x + d), clamp255(c.y + d), clamp255(c.z + d));
+    cd.cminus = ivec3(clamp255(c.x - d), clamp255(c.y - d), clamp255(c.z - d));
+    cd.wd2 = WS * d * d;
+    return cd;
+}
+
+uint center_pix(int base, int q, CenterD cd, int p)
+{
+    uint best = 0xFFFFFFFFu;
+    if ((cd.opts & OPT_ZERO) != 0) best = uint(base);
+    if ((cd.opts & OPT_PLUS) != 0) {
+        uint e = cd.plus_free ? uint(base - 2 * cd.d * q + cd.wd2) : werr3(p, cd.cplus);
+        best = min(e, best);
+    }
+    if ((cd.opts & OPT_MINUS) != 0) {
+        uint e = cd.minus_free ? uint(base + 2 * cd.d * q + cd.wd2) : werr3(p, cd.cminus);
+        best = min(e, best);
+    }
+    return best;
+}
+
+int pack12(ivec3 c) { return c.x << 8 | c.y << 4 | c.z; }
+
+void th_eval(int mode, ivec3 a, ivec3 b, inout Sol best)
+{
+    ivec3 a8 = ivec3(x4(a.x), x4(a.y), x4(a.z)), b8 = ivec3(x4(b.x), x4(b.y), x4(b.z));
+    TH_UNROLL for (int p = 0; p < 16; p++) {
+        int u0 = C[p][0] - a8.x, u1 = C[p][1] - a8.y, u2 = C[p][2] - a8.z;
+        CA_BASE[p] = W[0] * u0 * u0 + W[1] * u1 * u1 + W[2] * u2 * u2;
+        CA_Q[p] = W[0] * u0 + W[1] * u1 + W[2] * u2;
+        u0 = C[p][0] - b8.x;
+        u1 = C[p][1] - b8.y;
+        u2 = C[p][2] - b8.z;
+        CB_BASE[p] = W[0] * u0 * u0 + W[1] * u1 * u1 + W[2] * u2 * u2;
+        CB_Q[p] = W[0] * u0 + W[1] * u1 + W[2] * u2;
+    }
+    int opt_a, opt_b;
+    if (mode == MODE_T) {
+        opt_a = OPT_ZERO;
+        opt_b = TRANSPARENT ? (OPT_PLUS | OPT_MINUS) : (OPT_PLUS | OPT_ZERO | OPT_MINUS);
+    } else {
+        opt_a = OPT_PLUS | OPT_MINUS;
+        opt_b = TRANSPARENT ? OPT_MINUS : (OPT_PLUS | OPT_MINUS);
+    }
+    const int64_t Wl = int64_t(WS);
+    int64_t lb = 0;
+    TH_UNROLL for (int p = 0; p < 16; p++) {
+        if (!OPQ[p]) continue;
+        int64_t la = Wl * int64_t(CA_BASE[p]) - (mode == MODE_T ? int64_t(0) : int64_t(CA_Q[p]) * int64_t(CA_Q[p]));
+        int64_t lbb = Wl * int64_t(CB_BASE[p]) - int64_t(CB_Q[p]) * int64_t(CB_Q[p]);
+        lb += la < lbb ? la : lbb;
+    }
+    int pa = pack12(a), pb = pack12(b);
+    for (int di = 0; di < 8; di++) {
+        if (mode == MODE_H && ((pa >= pb ? 1 : 0) != (di & 1))) continue;
+        int d = DIST[di];
+        CenterD da = center_d_init(a8, d, opt_a);
+        CenterD db = center_d_init(b8, d, opt_b);
+        const uint limit = best.err;
+        if (lb >= Wl * int64_t(uint64_t(limit)) && (mode == MODE_T || (da.plus_free && da.minus_free)) && db.plus_free &&
+            db.minus_free)
+            continue;
+        uint e = 0u;
+        TH_UNROLL for (int p = 0; p < 16; p++) {
+            if (e >= limit) break;
+            if (!OPQ[p]) continue;
+            uint ea = center_pix(CA_BASE[p], CA_Q[p], da, p), eb = center_pix(CB_BASE[p], CB_Q[p], db, p);
+            e += min(ea, eb);
+        }
+        if (e < best.err) {
+            best.err = e;
+            best.mode = mode;
+            best.c0 = a;
+            best.c1 = b;
+            best.di = di;
+        }
+    }
+}
+
+// The CPU's sequences of th_eval calls, through one call site (code size: the compiler inlines every call):
+// kind 0: th_eval(T, a, b), th_eval(T, b, a), h_eval(a, b); kind MODE_T: th_eval(T, a, b); kind MODE_H: h_eval(a, b),
+// where h_eval (H with unordered colours) is th_eval(H, a, b) then, unless a == b opaque, th_eval(H, b, a).
+void eval_set(int kind, ivec3 a, ivec3 b, inout Sol best)
+{
+    int k0 = kind == MODE_H ? 2 : 0, k1 = kind == MODE_T ? 0 : 3;
+    for (int k = k0; k <= k1; k++) {
+        if (k == 3 && !(pack12(a) != pack12(b) || TRANSPARENT)) break;
+        bool swap = (k & 1) != 0;
+        th_eval(k < 2 ? MODE_T : MODE_H, swap ? b : a, swap ? a : b, best);
+    }
+}
+
+// kiln__etc_palette of a T / H solution
+void palette(Sol s, out ivec3 pal[4])
+{
+    int d = DIST[s.di];
+    ivec3 a = ivec3(x4(s.c0.x), x4(s.c0.y), x4(s.c0.z)), b = ivec3(x4(s.c1.x), x4(s.c1.y), x4(s.c1.z));
+    ivec3 bp = ivec3(clamp255(b.x + d), clamp255(b.y + d), clamp255(b.z + d));
+    ivec3 bm = ivec3(clamp255(b.x - d), clamp255(b.y - d), clamp255(b.z - d));
+    if (s.mode == MODE_T) {
+        pal[0] = a;
+        pal[1] = bp;
+        pal[2] = b;
+        pal[3] = bm;
+    } else {
+        pal[0] = ivec3(clamp255(a.x + d), clamp255(a.y + d), clamp255(a.z + d));
+        pal[1] = ivec3(clamp255(a.x - d), clamp255(a.y - d), clamp255(a.z - d));
+        pal[2] = bp;
+        pal[3] = bm;
+    }
+}
+
+// kiln__etc_reselect(s, src, 0) of a T / H solution: selectors (row-major) and the error.
+uint reselect(Sol s, out int sel[16])
+{
+    ivec3 pal[4];
+    palette(s, pal);
+    uint e = 0u;
+    for (int p = 0; p < 16; p++) {
+        if (!OPQ[p]) {
+            sel[p] = 2;
+            continue;
+        }
+        int bk = -1;
+        uint be = 0xFFFFFFFFu;
+        for (int k = 0; k < 4; k++) {
+            if (k == 2 && TRANSPARENT) continue;
+            uint ek = werr3(p, pal[k]);
+            if (ek < be) {
+                be = ek;
+                bk = k;
+            }
+        }
+        sel[p] = bk;
+        e += be;
+    }
+    return e;
+}
+
+int quant4(double v)
+{
+    precise double t = div_rn(v, 17.0LF) + 0.5LF;
+    int l = int(floor(t));
+    return l < 0 ? 0 : (l > 15 ? 15 : l);
+}
+
+// th_recenter: centres from the selectors a solution implies (mean of pixel - modifier)
+void th_recenter(Sol s, out ivec3 a, out ivec3 b)
+{
+    int sel[16];
+    reselect(s, sel);
+    int d = DIST[s.di];
+    ivec3 sa = ivec3(0), sb = ivec3(0); // sums of integers: exact in double as in int
+    int na = 0, nb = 0;
+    for (int p = 0; p < 16; p++) {
+        if (!OPQ[p]) continue;
+        int sl = sel[p], off, grp;
+        if (s.mode == MODE_T) {
+            grp = sl == 0 ? 0 : 1;
+            off = sl == 1 ? d : (sl == 3 ? -d : 0);
+        } else {
+            grp = sl < 2 ? 0 : 1;
+            off = (sl & 1) != 0 ? -d : d;
+        }
+        ivec3 v = ivec3(C[p][0] - off, C[p][1] - off, C[p][2] - off);
+        if (grp != 0) {
+            sb += v;
+            nb++;
+        } else {
+            sa += v;
+            na++;
+        }
+    }
+    for (int ch = 0; ch < 3; ch++) {
+        a[ch] = na != 0 ? quant4(div_rn(double(sa[ch]), double(na))) : s.c0[ch];
+        b[ch] = nb != 0 ? quant4(div_rn(double(sb[ch]), double(nb))) : s.c1[ch];
+    }
+}
+
+void group_means(uint mask, out double ma[3], out double mb[3])
+{
+    int sa[3] = int[3](0, 0, 0), sb[3] = int[3](0, 0, 0);
+    int na = 0, nb = 0;
+    for (int p = 0; p < 16; p++) {
+        if (!OPQ[p]) continue;
+        bool g = ((mask >> p) & 1u) != 0u;
+        for (int ch = 0; ch < 3; ch++) {
+            if (g) sb[ch] += C[p][ch];
+            else sa[ch] += C[p][ch];
+        }
+        if (g) nb++;
+        else na++;
+    }
+    for (int ch = 0; ch < 3; ch++) {
+        ma[ch] = na != 0 ? div_rn(double(sa[ch]), double(na)) : 0.0LF;
+        mb[ch] = nb != 0 ? div_rn(double(sb[ch]), double(nb)) : ma[ch];
+        if (na == 0) ma[ch] = mb[ch];
+    }
+}
+
+uint lloyd(uint mask, int iters)
+{
+    for (int it = 0; it < iters; it++) {
+        double ma[3], mb[3];
+        group_means(mask, ma, mb);
+        uint nm = 0u;
+        for (int p = 0; p < 16; p++) {
+            if (!OPQ[p]) continue;
+            precise double da = 0.0LF, db = 0.0LF;
+            for (int ch = 0; ch < 3; ch++) {
+                precise double x = double(C[p][ch]);
+                precise double xa = x - ma[ch], xb = x - mb[ch];
+                da += dmul(dmul(double(W[ch]), xa), xa);
+                db += dmul(dmul(double(W[ch]), xb), xb);
+            }
+            if (db < da) nm |= 1u << p;
+        }
+        if (nm == mask) break;
+        mask = nm;
+    }
+    return mask;
+}
+
+void principal_axis(double mean[3], out double axis[3])
+{
+    precise double cov[6] = double[6](0.0LF, 0.0LF, 0.0LF, 0.0LF, 0.0LF, 0.0LF);
+    for (int p = 0; p < 16; p++) {
+        if (!OPQ[p]) continue;
+        precise double u0 = double(C[p][0]) - mean[0], u1 = double(C[p][1]) - mean[1], u2 = double(C[p][2]) - mean[2];
+        cov[0] += dmul(u0, u0);
+        cov[1] += dmul(u0, u1);
+        cov[2] += dmul(u0, u2);
+        cov[3] += dmul(u1, u1);
+        cov[4] += dmul(u1, u2);
+        cov[5] += dmul(u2, u2);
+    }
+    precise double v[3] = double[3](1.0LF, 1.0LF, 1.0LF);
+    for (int it = 0; it < 8; it++) {
+        precise double n0 = (dmul(cov[0], v[0]) + dmul(cov[1], v[1])) + dmul(cov[2], v[2]);
+        precise double n1 = (dmul(cov[1], v[0]) + dmul(cov[3], v[1])) + dmul(cov[4], v[2]);
+        precise double n2 = (dmul(cov[2], v[0]) + dmul(cov[4], v[1])) + dmul(cov[5], v[2]);
+        precise double len = sqrt_rn((dmul(n0, n0) + dmul(n1, n1)) + dmul(n2, n2));
+        if (len < D_1EM12) break;
+        v[0] = div_rn(n0, len);
+        v[1] = div_rn(n1, len);
+        v[2] = div_rn(n2, len);
+    }
+    axis = v;
+}
+
+// kiln__etc2_th_search; best.err is the error to beat, best.mode MODE_NONE until a T / H solution is taken
+void th_search(inout Sol best)
+{
+    int q = QUAL;
+    int nparts = q == Q_FAST ? 1 : (q == Q_NORMAL ? 2 : (q == Q_HIGH ? 3 : 5));
+    int recenter = q == Q_FAST ? 0 : (q == Q_MAX ? 3 : 1);
+    int idx[16];
+    int n = 0;
+    int msum[3] = int[3](0, 0, 0);
+    for (int p = 0; p < 16; p++)
+        if (OPQ[p]) {
+            idx[n++] = p;
+            for (int ch = 0; ch < 3; ch++) msum[ch] += C[p][ch];
+        }
+    if (n == 0) return;
+    double mean[3];
+    for (int ch = 0; ch < 3; ch++) mean[ch] = div_rn(double(msum[ch]), double(n));
+    double axis[3];
+    principal_axis(mean, axis);
+    precise double proj[16];
+    for (int i = 0; i < n; i++) {
+        int p = idx[i];
+        precise double d0 = double(C[p][0]) - mean[0], d1 = double(C[p][1]) - mean[1], d2 = double(C[p][2]) - mean[2];
+        proj[i] = (dmul(d0, axis[0]) + dmul(d1, axis[1])) + dmul(d2, axis[2]);
+    }
+    for (int i = 1; i < n; i++) {
+        double pv = proj[i];
+        int pi = idx[i], j = i;
+        while (j > 0 && proj[j - 1] > pv) {
+            proj[j] = proj[j - 1];
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        proj[j] = pv;
+        idx[j] = pi;
+    }
+    uint pmask[16];
+    double psse[16];
+    int np = 0;
+    for (int s = 1; s < n || (n == 1 && s == 1); s++) {
+        uint mask = 0u;
+        for (int i = s; i < n; i++) mask |= 1u << idx[i];
+        double ma[3], mb[3];
+        group_means(mask, ma, mb);
+        precise double sse = 0.0LF;
+        for (int i = 0; i < n; i++) {
+            int p = idx[i];
+            bool g = ((mask >> p) & 1u) != 0u;
+            for (int ch = 0; ch < 3; ch++) {
+                precise double dv = double(C[p][ch]) - (g ? mb[ch] : ma[ch]);
+                sse += dmul(dmul(double(W[ch]), dv), dv);
+            }
+        }
+        pmask[np] = mask;
+        psse[np] = sse;
+        np++;
+        if (n == 1) break;
+    }
+    for (int i = 1; i < np; i++) {
+        uint tm = pmask[i];
+        double ts = psse[i];
+        int j = i;
+        while (j > 0 && psse[j - 1] > ts) {
+            pmask[j] = pmask[j - 1];
+            psse[j] = psse[j - 1];
+            j--;
+        }
+        pmask[j] = tm;
+        psse[j] = ts;
+    }
+    uint tried[8];
+    int ntried = 0;
+    int limit = min(nparts, np);
+    for (int k = 0; k < limit + 1; k++) {
+        uint mask;
+        if (k < limit) mask = pmask[k];
+        else mask = lloyd(pmask[0], q == Q_FAST ? 2 : 6);
+        bool dup = false;
+        for (int i = 0; i < ntried; i++) dup = dup || tried[i] == mask;
+        if (dup) continue;
+        tried[ntried++] = mask;
+        double ma[3], mb[3];
+        group_means(mask, ma, mb);
+        ivec3 a, b;
+        for (int ch = 0; ch < 3; ch++) {
+            a[ch] = quant4(ma[ch]);
+            b[ch] = quant4(mb[ch]);
+        }
+        Sol local;
+        local.mode = MODE_NONE;
+        local.c0 = ivec3(0);
+        local.c1 = ivec3(0);
+        local.di = 0;
+        local.err = 0xFFFFFFFFu;
+        eval_set(0, a, b, local);
+        for (int r = 0; r < recenter && local.err > 0u && local.mode != MODE_NONE; r++) {
+            uint before = local.err;
+            ivec3 na, nb;
+            th_recenter(local, na, nb);
+            eval_set(local.mode, na, nb, local);
+            if (local.err >= before) break;
+        }
+        if (local.err < best.err && local.mode != MODE_NONE) best = local;
+    }
+    if (q == Q_MAX && best.mode != MODE_NONE && best.err > 0u) {
+        for (int round = 0; round < 2; round++) {
+            uint before = best.err;
+            Sol cur = best;
+            for (int which = 0; which < 2; which++)
+                for (int ch = 0; ch < 3; ch++)
+                    for (int s = -1; s <= 1; s += 2) {
+                        ivec3 a = cur.c0, b = cur.c1;
+                        int v = (which != 0 ? b[ch] : a[ch]) + s;
+                        if (v < 0 || v > 15) continue;
+                        if (which != 0) b[ch] = v;
+                        else a[ch] = v;
+                        eval_set(cur.mode, a, b, best);
+                    }
+            if (best.err >= before) break;
+        }
+    }
+}
+
+// th_bound: lower bound of any T / H error (etc2_enc.c), in the CPU's double operations
+double th_bound()
+{
+    double sw[3], u[3];
+    for (int ch = 0; ch < 3; ch++) {
+        sw[ch] = packDouble2x32(pc.sw[ch]);
+        u[ch] = packDouble2x32(pc.su[ch]);
+    }
+    precise double y[16][3];
+    precise double m[3] = double[3](0.0LF, 0.0LF, 0.0LF);
+    int n = 0;
+    for (int p = 0; p < 16; p++) {
+        if (!OPQ[p]) continue;
+        precise double v[3];
+        precise double d = 0.0LF;
+        for (int ch = 0; ch < 3; ch++) {
+            v[ch] = dmul(sw[ch], double(C[p][ch]));
+            d += dmul(v[ch], u[ch]);
+        }
+        for (int ch = 0; ch < 3; ch++) {
+            y[n][ch] = v[ch] - dmul(d, u[ch]);
+            m[ch] += y[n][ch];
+        }
+        n++;
+    }
+    if (n < 3) return 0.0LF;
+    precise double S[3][3];
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) S[a][b] = 0.0LF;
+    double dn = double(n);
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                precise double ya = y[i][a] - div_rn(m[a], dn), yb = y[i][b] - div_rn(m[b], dn);
+                S[a][b] += dmul(ya, yb);
+            }
+    precise double t = (S[0][0] + S[1][1]) + S[2][2];
+    precise double pm = ((((dmul(S[0][0], S[1][1]) - dmul(S[0][1], S[1][0])) + dmul(S[0][0], S[2][2])) - dmul(S[0][2], S[2][0])) +
+                         dmul(S[1][1], S[2][2])) - dmul(S[1][2], S[2][1]);
+    precise double disc = dmul(t, t) - 4.0LF * pm;
+    precise double l2 = (t - sqrt_rn(disc > 0.0LF ? disc : 0.0LF)) * 0.5LF; // / 2, exactly
+    return l2 > 0.0LF ? l2 * D_0_999 : 0.0LF;
+}
+
+// ---------------------------------------------------------------- kiln__etc_pack of a T / H solution
+
+int sext3(int v) { return v >= 4 ? v - 8 : v; }
+
+void pack(Sol s, int sel[16], out uint hi, out uint lo)
+{
+    uint opaque_bit = TRANSPARENT ? 0u : 1u;
+    int d = s.di;
+    hi = 0u;
+    lo = 0u;
+    if (s.mode == MODE_T) {
+        int r = s.c0.x, ra = r >> 2, rb = r & 3;
+        // bits 63..32 of the CPU's word: R + dR must leave [0, 31]
+        uint force = (ra + rb < 4) ? (1u << 26) : (7u << 29);
+        hi = force | uint(ra) << 27 | uint(rb) << 24 | uint(s.c0.y) << 20 | uint(s.c0.z) << 16 | uint(s.c1.x) << 12 |
+             uint(s.c1.y) << 8 | uint(s.c1.z) << 4 | uint(d >> 1) << 2 | opaque_bit << 1 | uint(d & 1);
+    } else {
+        int r0 = s.c0.x, g0 = s.c0.y, b0 = s.c0.z;
+        int g1a = g0 >> 1, g1b = g0 & 1, b1a = b0 >> 3, b1b = (b0 >> 1) & 3, b1c = b0 & 1;
+        hi = uint(r0) << 27 | uint(g1a) << 24 | uint(g1b) << 20 | uint(b1a) << 19 | uint(b1b) << 16 | uint(b1c) << 15 |
+             uint(s.c1.x) << 11 | uint(s.c1.y >> 1) << 8 | uint(s.c1.y & 1) << 7 | uint(s.c1.z) << 3 |
+             uint(d >> 2) << 2 | opaque_bit << 1 | uint((d >> 1) & 1);
+        if (r0 + sext3(g1a) < 0) hi |= 1u << 31;
+        int x = (g1b << 1) | b1a;
+        hi |= (x + b1b < 4) ? (1u << 18) : (7u << 21);
+    }
+    for (int p = 0; p < 16; p++) {
+        int j = (p & 3) * 4 + (p >> 2);
+        lo |= uint(sel[p] >> 1) << (16 + j) | uint(sel[p] & 1) << j;
+    }
+}
+
+uint bswap(uint v) { return (v >> 24) | ((v >> 8) & 0xFF00u) | ((v << 8) & 0xFF0000u) | (v << 24); }
+
+void load_block(uint b)
+{
+    uint bx = b % pc.blocks_x, by = b / pc.blocks_x;
+    W[0] = int(pc.w0);
+    W[1] = int(pc.w1);
+    W[2] = int(pc.w2);
+    WS = W[0] + W[1] + W[2];
+    QUAL = int(pc.quality);
+    NOP = 0;
+    for (int p = 0; p < 16; p++) {
+        uint x = min(bx * 4u + uint(p & 3), pc.width - 1u), y = min(by * 4u + uint(p >> 2), pc.height - 1u);
+        uint t = src.words[y * pc.width + x];
+        C[p][0] = int(t & 255u);
+        C[p][1] = int((t >> 8) & 255u);
+        C[p][2] = int((t >> 16) & 255u);
+        OPQ[p] = pc.a1 == 0u || (t >> 24) >= pc.alpha_threshold;
+        NOP += OPQ[p] ? 1 : 0;
+    }
+    TRANSPARENT = pc.a1 != 0u && NOP < 16;
+}
+
+void main()
+{
+    uint gid = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+    if (PHASE == 2u) { // reset the list
+        if (gid == 0u) list.words[0] = 0u;
+        return;
+    }
+    if (PHASE == 0u) { // the gate and th_bound: blocks that need the search go to the list, the others are final
+        if (gid >= pc.nblocks) return;
+        load_block(gid);
+        uint err = bin.words[gid * 4u];
+        const uint TH_GATE[4] = uint[4](150u, 24u, 8u, 0u);
+        uint gate = TH_GATE[QUAL & 3] * uint(NOP) * uint(WS) / 3u;
+        if (err > gate && (QUAL == Q_FAST || th_bound() < double(err))) {
+            list.words[1u + atomicAdd(list.words[0], 1u)] = gid;
+        } else {
+            for (uint k = 0u; k < 4u; k++) bout.words[gid * 4u + k] = bin.words[gid * 4u + k];
+        }
+        return;
+    }
+    // PHASE 1: the search, over the listed blocks (dense: no invocation idles on a gated-out block)
+    if (gid >= list.words[0]) return;
+    uint b = list.words[1u + gid];
+    load_block(b);
+    uvec4 state = uvec4(bin.words[b * 4u], bin.words[b * 4u + 1u], bin.words[b * 4u + 2u], bin.words[b * 4u + 3u]);
+    const uint err = state.x;
+    Sol best;
+    best.mode = MODE_NONE;
+    best.c0 = ivec3(0);
+    best.c1 = ivec3(0);
+    best.di = 0;
+    best.err = err;
+    th_search(best);
+    if (best.err < err && best.mode != MODE_NONE) {
+        int sel[16];
+        uint e = reselect(best, sel);
+        uint hi, lo;
+        pack(best, sel, hi, lo);
+        state = uvec4(e, state.y, bswap(hi), bswap(lo));
+    }
+    bout.words[b * 4u] = state.x;
+    bout.words[b * 4u + 1u] = state.y;
+    bout.words[b * 4u + 2u] = state.z;
+    bout.words[b * 4u + 3u] = state.w;
+}

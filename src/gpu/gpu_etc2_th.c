@@ -1,0 +1,165 @@
+/* gpu_etc2_th.c - the ETC2 T / H pass on the GPU (shaders/enc_etc2_th.comp); see gpu_etc2_th.h.
+ *
+ * Three dispatches (one invocation per block each): reset a list, then the gate and th_bound of every block,
+ * which lists the blocks to search (the others are copied through), then the search of the listed blocks only,
+ * so the subgroups of the search are dense. The shader replays the CPU's kiln__etc2_search_th
+ * (src/codec/etc2_enc.c) - the gate by quality, the th_bound pruning, the T / H search pruned at the incoming
+ * error, and on improvement the reselect and pack - with the same integer operations and the CPU's double
+ * operations in the same order (precise, no contraction, correctly rounded division and square root; see the
+ * shader's header). Needs shaderFloat64 and shaderInt64 (else KILN_ERR_UNSUPPORTED).
+ *
+ * Buffers: the RGBA8 image (binding 0), the incoming kiln_etc2_gpu_block array (binding 1), the outgoing
+ * one (binding 2; every block is written, changed or not) and the list (binding 3, device-only: a count and
+ * block indices; its order depends on the atomics, the bytes do not). th_bound's per-weight constants (sqrt of the
+ * channel weights and the unit grey axis) are computed here with the CPU's operations and passed as the
+ * doubles' bits. The default shader is enc_etc2_th_unroll.comp: th_eval's pixel loops unrolled (H100, 2026-11-25,
+ * bench/gpu_etc2_th 4096^2: normal 37.6 ms vs 54.5 rolled, high 37.8 vs 43.1, fast and max equal);
+ * KILN_GPU_ETC2_TH_UNROLL=0 in the environment picks enc_etc2_th.comp, the same code rolled (bench/gpu_etc2_th
+ * compares both; the tests check both). */
+#include "gpu/gpu_etc2_th.h"
+
+#include "codec/etc_enc.h"
+#include "gpu/vk.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(kiln_etc2_gpu_block) == 16, "kiln_etc2_gpu_block is 4 words on the GPU");
+
+typedef struct th_push {
+    uint32_t width, height, blocks_x, nblocks;
+    uint32_t w[3], quality;
+    uint32_t a1, alpha_threshold, zero, pad;
+    uint32_t sw[3][2]; /* doubles as (low word, high word): GLSL packDouble2x32 order */
+    uint32_t su[3][2];
+} th_push;
+
+static void put_double(uint32_t out[2], double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    out[0] = (uint32_t)u;
+    out[1] = (uint32_t)(u >> 32);
+}
+
+kiln_status kiln__gpu_etc2_th(kiln_context *ctx, const uint8_t *rgba8, uint32_t w, uint32_t h,
+                              const kiln_encode_params *params, int a1, uint32_t subgroup_size,
+                              kiln_etc2_gpu_block *blocks, double *ms)
+{
+    if (!rgba8 || !params || !blocks || w == 0 || h == 0)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU ETC2 T/H pass: empty image, no parameters or no blocks");
+    if (params->quality < KILN_QUALITY_FAST || params->quality > KILN_QUALITY_MAX)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU ETC2 T/H pass: unknown quality %d", (int)params->quality);
+    kiln_gpu *gpu;
+    KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    VkPhysicalDeviceFeatures f;
+    vkGetPhysicalDeviceFeatures(gpu->physical, &f);
+    if (!f.shaderFloat64 || !f.shaderInt64)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "the GPU ETC2 T/H pass needs 64-bit floats and integers in shaders; %s lacks %s", gpu->props.deviceName,
+                          !f.shaderFloat64 ? "shaderFloat64" : "shaderInt64");
+
+    const uint64_t bx = ((uint64_t)w + 3) / 4, by = ((uint64_t)h + 3) / 4, nblocks = bx * by;
+    const uint64_t in_bytes = (uint64_t)w * h * 4u, blk_bytes = nblocks * sizeof(kiln_etc2_gpu_block);
+    const uint64_t range = gpu->props.limits.maxStorageBufferRange;
+    const uint64_t list_bytes = (nblocks + 1) * 4u;
+    if (in_bytes > range || blk_bytes > range || list_bytes > range || nblocks > UINT32_MAX / 64u || in_bytes > SIZE_MAX ||
+        blk_bytes > SIZE_MAX)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "GPU ETC2 T/H pass of %ux%u: %llu bytes of input exceed the device's storage buffer range (%llu)", w,
+                          h, (unsigned long long)in_bytes, (unsigned long long)range);
+
+    th_push push;
+    memset(&push, 0, sizeof push);
+    push.width = w;
+    push.height = h;
+    push.blocks_x = (uint32_t)bx;
+    push.nblocks = (uint32_t)nblocks;
+    int wt[3];
+    if (params->perceptual) {
+        wt[0] = ETC_PW_R;
+        wt[1] = ETC_PW_G;
+        wt[2] = ETC_PW_B;
+    } else {
+        wt[0] = wt[1] = wt[2] = 1;
+    }
+    /* th_bound's constants, with its operations (etc2_enc.c) */
+    double sw[3];
+    for (int ch = 0; ch < 3; ch++) sw[ch] = sqrt((double)wt[ch]);
+    double ul = sqrt(sw[0] * sw[0] + sw[1] * sw[1] + sw[2] * sw[2]);
+    for (int ch = 0; ch < 3; ch++) {
+        push.w[ch] = (uint32_t)wt[ch];
+        put_double(push.sw[ch], sw[ch]);
+        put_double(push.su[ch], sw[ch] / ul);
+    }
+    push.quality = (uint32_t)params->quality;
+    push.a1 = a1 ? 1u : 0u;
+    push.alpha_threshold = params->alpha_threshold;
+
+    /* KILN_GPU_ETC2_TH_UNROLL=0: the build of the shader with th_eval's pixel loops rolled (same bytes; bench/) */
+    const char *ue = getenv("KILN_GPU_ETC2_TH_UNROLL");
+    const char *shader = ue && ue[0] == '0' ? "enc_etc2_th" : "enc_etc2_th_unroll";
+    const kiln_vk_pipeline *pipe[3]; /* by PHASE: 0 gate, 1 search, 2 reset */
+    for (uint32_t ph = 0; ph < 3; ph++) {
+        const uint32_t spec[1] = {ph};
+        kiln_vk_pipeline_desc desc = {
+            .shader = shader,
+            .local_size = 64,
+            .spec = spec,
+            .nspec = 1,
+            .nbindings = 4,
+            .push_size = sizeof push,
+            .subgroup_size = subgroup_size,
+        };
+        KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe[ph]));
+    }
+
+    kiln_vk_io in, bin, bout;
+    kiln_vk_buffer list;
+    memset(&list, 0, sizeof list);
+    memset(&in, 0, sizeof in);
+    memset(&bin, 0, sizeof bin);
+    memset(&bout, 0, sizeof bout);
+    kiln_vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    kiln_status st = kiln_vk_io_create(ctx, gpu, in_bytes, 0, &in);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, blk_bytes, 0, &bin);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, blk_bytes, 1, &bout);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, list_bytes, KILN_VK_MEM_DEVICE, &list);
+    if (st == KILN_OK) {
+        memcpy(kiln_vk_io_map(&in), rgba8, (size_t)in_bytes);
+        memcpy(kiln_vk_io_map(&bin), blocks, (size_t)blk_bytes);
+        st = kiln_vk_buffer_flush(ctx, gpu, in.direct ? &in.dev : &in.staging);
+    }
+    if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, bin.direct ? &bin.dev : &bin.staging);
+    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 3, &cmd);
+    double t = 0.0;
+    if (st == KILN_OK) {
+        kiln_vk_cmd_upload(&cmd, &in, in_bytes);
+        kiln_vk_cmd_upload(&cmd, &bin, blk_bytes);
+        kiln_vk_cmd_timestamp(&cmd, 0);
+        kiln_vk_binding b[4] = {{.buffer = in.dev.buffer, .range = in_bytes},
+                                {.buffer = bin.dev.buffer, .range = blk_bytes},
+                                {.buffer = bout.dev.buffer, .range = blk_bytes},
+                                {.buffer = list.buffer, .range = list_bytes}};
+        st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe[2], b, &push, 1);
+        kiln_vk_cmd_barrier(&cmd);
+        if (st == KILN_OK) st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe[0], b, &push, nblocks);
+        kiln_vk_cmd_barrier(&cmd);
+        /* as many invocations as blocks; those past the listed count return at once */
+        if (st == KILN_OK) st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe[1], b, &push, nblocks);
+        kiln_vk_cmd_timestamp(&cmd, 1);
+        kiln_vk_cmd_download(&cmd, &bout, blk_bytes);
+        if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &t);
+    }
+    kiln_vk_cmd_free(&cmd);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, bout.direct ? &bout.dev : &bout.staging);
+    if (st == KILN_OK) memcpy(blocks, kiln_vk_io_map(&bout), (size_t)blk_bytes);
+    kiln_vk_io_destroy(gpu, &in);
+    kiln_vk_io_destroy(gpu, &bin);
+    kiln_vk_io_destroy(gpu, &bout);
+    kiln_vk_buffer_destroy(gpu, &list);
+    if (st == KILN_OK && ms) *ms = t;
+    return st;
+}

@@ -1,0 +1,457 @@
+/* gpu_mip_encode.c - kiln_encode_mips on the GPU with the mip chain kept on the device (issue #5;
+ * owner mipdev). The host path (kiln_mip_generate, then kiln_encode_image per level) downloads every
+ * level after the mip pass and uploads it again for the encoder. Here ONE command buffer holds:
+ *
+ *   uploads     the base image (RGBA8 words), the mip job tables, the encoder's tables
+ *   mip pass    gpu_mip.c (box: the tiled strategies, AUTO = single pass) or gpu_mip_filter.c (Kaiser,
+ *               Lanczos-3, Mitchell, normal maps): levels 1..L-1 quantised to RGBA8 words in one device
+ *               buffer, each level at an offset aligned to minStorageBufferOffsetAlignment
+ *   encode      level 0 from the uploaded base (no barrier: it may overlap the mip pass), then a barrier
+ *               (compute writes -> compute reads) and levels 1..L-1; per level the BC passes of
+ *               gpu_encode_bc.c (the same shaders, specialisation and push constants as
+ *               kiln__gpu_encode_bc for an 8-bit image) or, for BC6H from a float image, the
+ *               shader gpu_encode_bc6h.c picks, binding the level's range of the mip output (level 0:
+ *               the uploaded base, which is level 0 byte for byte: rule 9's copy of a same-type sink);
+ *               for the ETC family (owner mipetc) the pass gpu_mip_encode_etc.inc records (EAC R11/RG11
+ *               unsigned: enc_eac.comp on the RGBA8 words; signed: mip_enc_eac_targets.comp's int32
+ *               targets (a 256-entry table in binding 3's buffer) into a scratch buffer, then enc_eac.comp; ETC1: enc_etc1.comp / enc_etc1_q.comp; ETC2 RGB
+ *               FAST: enc_etc1.comp ETC2 = 1 into a scratch buffer (blocks, then T / H flag words), then
+ *               after a barrier shaders/mip_enc_etc2_stitch.comp copies blocks and flags into place;
+ *               ETC2 RGBA FAST: the same colour pass, enc_eac.comp's alpha into the blocks and flags,
+ *               and the stitch puts the colour in place and ORs the two passes' flags)
+ *   gather      blocks the encoder flags for the CPU encoder (BC1/BC3 colour: flat or degenerate blocks
+ *               at high/max, punch-through cases; EAC: jobs on the CPU estimate's double rounding
+ *               boundary; ETC2 RGB/RGBA FAST: the T / H blocks): shaders/mip_enc_gather.comp copies
+ *               each such block's 16 texels into a compact record list (atomic counter)
+ *   downloads   the compressed blocks of every level and the record counter
+ *
+ * then (only when records exist) a second small copy of just those records into host memory,
+ * and the CPU encoder redoes those blocks from their texels, as the host path does. The RGBA8 words the
+ * mip pass writes are exactly what the BC encoders read for an 8-bit image (INPUT_U8: one word per
+ * texel, edge replication in the shaders), and the RGBA32F texels of a float chain exactly what the BC6H
+ * encoders read, so no conversion pass is needed. Bytes: those of the host
+ * path (same mip arithmetic, same encoder shaders, same CPU fallback), tested on lavapipe by
+ * tests/unit/test_gpu_mip_encode.c.
+ *
+ * Not here (KILN_ERR_UNSUPPORTED: kiln_encode_mips takes the host path): BC1-BC5 from 16-bit or float
+ * images (those encoders need host-prepared texels), BC6H from non-float images or with an sRGB chain
+ * or its tuning variables, BC7, ETC2 RGB / RGBA above FAST and ETC2 RGB A1 (the T / H pass, gpu_etc2_th.c, reads host pixels), the seed GPU strategy,
+ * alpha coverage (a host post-pass over the fp32 chain), the blit strategy, dithering and bc1_black
+ * (no GPU encoder). KILN_GPU_MIP_RESIDENT=0 turns the path off
+ * (tests and bench compare); KILN_GPU_MIP_POISON=1 (testing aid) fills its device buffers with 0xAB
+ * bytes before use (gpu_mip.c kiln__gpu_mip_poison). */
+#include "gpu/gpu_mip_encode.h"
+#include "gpu/gpu_mip.h"
+#include "gpu/gpu_mip_encode_etc.h"
+#include "codec/codec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define ME_GATHER_LOCAL 64u
+#define ME_RECORD_WORDS 18u
+
+void kiln__gpu_mip_encode_stats_get(kiln_context *ctx, kiln__gpu_mip_encode_stats *out)
+{
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    kiln_gpu *gpu = ctx ? ctx->gpu : NULL;
+    if (!gpu) return;
+    out->runs = gpu->mip_enc_count[0];
+    out->levels = gpu->mip_enc_count[1];
+    out->fallback_blocks = gpu->mip_enc_count[2];
+    out->mip_ms = gpu->mip_enc_ms[0];
+    out->encode_ms = gpu->mip_enc_ms[1];
+}
+
+/* mip.c's base_has_alpha (alpha-weighted colour needs some alpha below 1, rule 7). */
+static int base_has_alpha(const kiln_image *img)
+{
+    size_t n = (size_t)img->width * img->height;
+    if (img->type == KILN_PIXEL_U8) {
+        /* AND the alpha bytes block by block (no early exit inside a block, so it vectorises) */
+        const uint8_t *p = img->pixels;
+        for (size_t i = 0; i < n;) {
+            size_t e = i + 4096 < n ? i + 4096 : n;
+            unsigned all = 255;
+            for (; i < e; i++) all &= p[i * 4 + 3];
+            if (all != 255) return 1;
+        }
+    } else {
+        const float *p = img->pixels;
+        for (size_t i = 0; i < n; i++)
+            if (!(p[i * 4 + 3] == 1.0f)) return 1;
+    }
+    return 0;
+}
+
+static VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return (v + a - 1) / a * a; }
+
+typedef struct fb_job {
+    const uint32_t *rec;
+    uint8_t *const *dst;
+    const kiln_encode_params *params;
+    kiln_block_encode_fn fn;
+    uint32_t block_bytes, levels;
+    int signed_map;
+    int bad; /* a record with an impossible level (never expected) */
+} fb_job;
+
+/* The CPU encoder on gathered blocks: each record's texels filled into a kiln_block as encode.c's
+ * fetch_block does for an 8-bit image. */
+static void fallback_records(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    fb_job *j = user;
+    kiln_block blk;
+    for (size_t i = begin; i < end; i++) {
+        const uint32_t *r = j->rec + 1 + i * ME_RECORD_WORDS;
+        if (r[0] >= j->levels) {
+            j->bad = 1;
+            continue;
+        }
+        for (int t = 0; t < 16; t++)
+            for (int c = 0; c < 4; c++) {
+                uint8_t v = (uint8_t)(r[2 + t] >> (8 * c));
+                blk.rgba8[t * 4 + c] = v;
+                blk.rgba16[t * 4 + c] = (uint16_t)(v * 257u);
+                float f = (float)v * (1.0f / 255.0f);
+                blk.f[t * 4 + c] = j->signed_map ? f * 2.0f - 1.0f : f;
+            }
+        j->fn(&blk, j->dst[r[0]] + (size_t)r[1] * j->block_bytes, j->params);
+    }
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Copies the first `bytes` of src (written by compute shaders) into the host-visible dst. */
+static void copy_to_host(VkCommandBuffer cb, VkBuffer src, VkBuffer dst, VkDeviceSize bytes)
+{
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0,
+                         NULL);
+    VkBufferCopy region = {0, 0, bytes};
+    vkCmdCopyBuffer(cb, src, dst, 1, &region);
+    VkMemoryBarrier hb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
+}
+
+static void transfer_to_compute(VkCommandBuffer cb)
+{
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0,
+                         NULL);
+}
+
+kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                                  const kiln_mip_params *mp, kiln_texture *out)
+{
+    const char *env = getenv("KILN_GPU_MIP_RESIDENT");
+    if (env && env[0] == '0')
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding is off (KILN_GPU_MIP_RESIDENT=0)");
+    const kiln_format_info *fi = params ? kiln_format_get_info(params->format) : NULL;
+    if (!img || !img->pixels || !mp || !out || !fi)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: missing arguments");
+    const int bc6h = fi->format == KILN_FORMAT_BC6H_UFLOAT || fi->format == KILN_FORMAT_BC6H_SFLOAT;
+    int etc = 0;
+    switch (fi->format) {
+    case KILN_FORMAT_ETC1_UNORM: case KILN_FORMAT_ETC1_SRGB:
+    case KILN_FORMAT_ETC2_RGB8_UNORM: case KILN_FORMAT_ETC2_RGB8_SRGB:
+    case KILN_FORMAT_ETC2_RGB8A1_UNORM: case KILN_FORMAT_ETC2_RGB8A1_SRGB:
+    case KILN_FORMAT_ETC2_RGBA8_UNORM: case KILN_FORMAT_ETC2_RGBA8_SRGB:
+    case KILN_FORMAT_EAC_R11_UNORM: case KILN_FORMAT_EAC_R11_SNORM:
+    case KILN_FORMAT_EAC_RG11_UNORM: case KILN_FORMAT_EAC_RG11_SNORM: etc = 1; break;
+    default: break;
+    }
+    if (img->type != (bc6h ? KILN_PIXEL_F32 : KILN_PIXEL_U8))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "device-resident mip encoding: %u-bit images take the host path for %s (%s images only)",
+                          (unsigned)img->type * 8, fi->name, bc6h ? "float" : "8-bit");
+    if (img->channels < 1 || img->channels > 4)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: %u channels", img->channels);
+    if ((unsigned)mp->filter > KILN_MIP_FILTER_MITCHELL || (unsigned)mp->edge > KILN_MIP_EDGE_WRAP ||
+        (unsigned)mp->color > KILN_MIP_COLOR_LINEAR || (unsigned)mp->alpha > KILN_MIP_ALPHA_PREMULTIPLIED ||
+        (unsigned)mp->strategy > KILN_MIP_STRATEGY_BASELINE || (mp->normal_map && mp->color == KILN_MIP_COLOR_SRGB))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: parameters left to the host path");
+    if (mp->alpha_coverage_ref != 0.0f)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "device-resident mip encoding: alpha coverage scales alpha on the host (host path)");
+    if (mp->strategy == KILN_MIP_STRATEGY_BLIT || mp->strategy == KILN_MIP_STRATEGY_BASELINE)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: not with the blit strategy");
+    const uint32_t W = img->width, H = img->height, full = kiln_mip_level_count(W, H);
+    const uint32_t L = mp->levels ? mp->levels : full;
+    if (L < 2 || L > full || L > KILN_GPU_MIP_MAX_LEVELS)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: %u levels", L);
+
+    kiln_gpu *gpu;
+    KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    /* the encoder's passes: BC1-BC5 on RGBA8 words, BC6H on RGBA floats (what the mip pass writes for
+     * 8-bit and float images: no conversion pass) */
+    kiln__gpu_bc_dev plan;
+    kiln__gpu_bc6h_dev plan6;
+    kiln__gpu_etc_dev plane;
+    memset(&plan, 0, sizeof plan);
+    memset(&plane, 0, sizeof plane);
+    /* out_bpb: bytes per block the encoder writes per level; fstride: flag words per block (fallback 2) */
+    uint32_t out_bpb, fstride = 1;
+    if (etc) {
+        KILN_TRY(kiln__gpu_etc_dev_plan(ctx, gpu, params, 0, &plane));
+        /* ETC2 RGBA: colour, alpha, stitch; signed EAC: targets, encode; ETC2 RGB: colour, stitch */
+        plan.npass = plane.kind == 3 ? 3 : plane.kind == 4 || plane.kind == 5 ? 2 : 1;
+        plan.block_bytes = plane.block_bytes;
+        plan.table_words = plane.table_words;
+        plan.fallback = plane.fallback ? 2 : 0;
+        fstride = plane.fallback == 1 ? plane.nch : 1u;
+    } else if (bc6h) {
+        KILN_TRY(kiln__gpu_bc6h_dev_plan(ctx, gpu, params, 0, &plan6));
+        plan.npass = 1;
+        plan.block_bytes = 16;
+        plan.table_words = plan6.has_table ? plan6.table_words : 1;
+    } else {
+        KILN_TRY(kiln__gpu_bc_dev_plan(ctx, gpu, params, W, H, 0, &plan));
+    }
+    out_bpb = etc ? plane.out_bytes : plan.block_bytes;
+    const VkDeviceSize texel_bytes = bc6h ? 16 : 4;
+    kiln_block_encode_fn fn = kiln__block_encoder(fi->format);
+    if (!fn) return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s has no block encoder", fi->name);
+
+    /* the mip job, as mip.c's try_gpu builds it for kiln_mip_generate on this image */
+    const int srgb = mp->normal_map ? 0
+                     : mp->color == KILN_MIP_COLOR_SRGB ? 1
+                     : mp->color == KILN_MIP_COLOR_LINEAR ? 0
+                                                          : img->srgb != 0 && img->type == KILN_PIXEL_U8;
+    if (bc6h && srgb)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: sRGB float chains take the host path");
+    uint8_t weighted = !mp->normal_map && mp->alpha == KILN_MIP_ALPHA_WEIGHTED &&
+                       (img->channels == 2 || img->channels == 4) && base_has_alpha(img);
+    kiln__gpu_mip_job job = {.images = img, .count = 1, .levels = L, .decode_srgb = srgb, .out_srgb = srgb,
+                             .out_kind = bc6h ? 4 : 1, .weighted = &weighted, .dst = NULL, .strategy = (int)mp->strategy,
+                             .filter = (int)mp->filter, .edge = (int)mp->edge, .normal_map = mp->normal_map != 0,
+                             .alpha_coverage_ref = 0.0f};
+
+    /* geometry: per level blocks and their offsets in the block / flag buffers */
+    VkDeviceSize align = gpu->props.limits.minStorageBufferOffsetAlignment;
+    if (align < 16) align = 16;
+    uint32_t lw[KILN_GPU_MIP_MAX_LEVELS], lh[KILN_GPU_MIP_MAX_LEVELS];
+    VkDeviceSize boff[KILN_GPU_MIP_MAX_LEVELS], foff[KILN_GPU_MIP_MAX_LEVELS], soff[KILN_GPU_MIP_MAX_LEVELS];
+    VkDeviceSize bytes_blocks = 0, bytes_flags = 0, bytes_scratch = 16;
+    /* ETC2 RGBA: the colour pass's blocks and flags; signed EAC: the int32 targets */
+    const int scratch_used = etc && kiln__gpu_etc_dev_scratch(&plane, 4, 4) != 0;
+    if (scratch_used) bytes_scratch = 0;
+    uint64_t total_blocks = 0;
+    for (uint32_t l = 0; l < L; l++) {
+        lw[l] = kiln_level_dim(W, l);
+        lh[l] = kiln_level_dim(H, l);
+        uint64_t nb = (uint64_t)((lw[l] + 3) / 4) * ((lh[l] + 3) / 4);
+        total_blocks += nb;
+        boff[l] = bytes_blocks;
+        bytes_blocks = align_up(bytes_blocks + nb * out_bpb, align);
+        foff[l] = bytes_flags;
+        bytes_flags = align_up(bytes_flags + (plan.fallback == 2 ? nb * fstride : (nb + 31) / 32) * 4, align);
+        soff[l] = scratch_used ? bytes_scratch : 0;
+        if (scratch_used) bytes_scratch = align_up(bytes_scratch + kiln__gpu_etc_dev_scratch(&plane, lw[l], lh[l]), align);
+    }
+    const uint64_t range = gpu->props.limits.maxStorageBufferRange;
+    if (bytes_blocks > range || bytes_scratch > range)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "device-resident mip encoding: %llu bytes of blocks (%llu of colour scratch) exceed %s's range",
+                          (unsigned long long)bytes_blocks, (unsigned long long)bytes_scratch, gpu->props.deviceName);
+    /* gathered blocks: up to every block of the chain, within the device's storage range */
+    uint64_t capacity = plan.fallback ? total_blocks : 0;
+    if (capacity > (range - 16) / (ME_RECORD_WORDS * 4)) capacity = (range - 16) / (ME_RECORD_WORDS * 4);
+
+    KILN_TRY(kiln_texture_alloc(ctx, out, fi->format, W, H, L, 1, 1));
+    uint8_t *dst[KILN_GPU_MIP_MAX_LEVELS];
+    kiln_status st = KILN_OK;
+    for (uint32_t l = 0; l < L && st == KILN_OK; l++) {
+        size_t size = 0;
+        dst[l] = kiln_texture_image(out, l, 0, 0, &size);
+        if (!dst[l] || size < (size_t)((lw[l] + 3) / 4) * ((lh[l] + 3) / 4) * plan.block_bytes)
+            st = kiln__fail(ctx, KILN_ERR_INTERNAL, "device-resident mip encoding: texture level %u is missing", l);
+    }
+
+    kiln_vk_io blocks = {0}, tab = {0};
+    /* records stay in device memory; the counter (and, when there are records, just those) are copied
+     * into small host buffers */
+    kiln_vk_buffer flags = {0}, recs = {0}, cnt = {0}, rdown = {0}, scratch = {0};
+    kiln__gpu_mip_dev md;
+    memset(&md, 0, sizeof md);
+    kiln_vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    VkQueryPool qp = VK_NULL_HANDLE;
+    const kiln_vk_pipeline *gather = NULL;
+    double t_wall = now_ms();
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, bytes_blocks, 1, &blocks);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, bytes_flags, KILN_VK_MEM_DEVICE, &flags);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, bytes_scratch, KILN_VK_MEM_DEVICE, &scratch);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, 16 + capacity * ME_RECORD_WORDS * 4, KILN_VK_MEM_DEVICE, &recs);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, 16, KILN_VK_MEM_DOWNLOAD, &cnt);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)plan.table_words * 4, 0, &tab);
+    if (st == KILN_OK) {
+        if (bc6h && plan6.has_table) kiln__gpu_bc6h_dev_table(kiln_vk_io_map(&tab));
+        else if (bc6h) *(uint32_t *)kiln_vk_io_map(&tab) = 0;
+        else if (etc) kiln__gpu_etc_dev_table(&plane, kiln_vk_io_map(&tab));
+        else kiln__gpu_bc_dev_tables(&plan, kiln_vk_io_map(&tab));
+        st = kiln_vk_buffer_flush(ctx, gpu, tab.direct ? &tab.dev : &tab.staging);
+    }
+    if (st == KILN_OK && plan.fallback) {
+        kiln_vk_pipeline_desc d = {.shader = "mip_enc_gather", .local_size = ME_GATHER_LOCAL, .nbindings = 3,
+                                   .push_size = 9 * 4};
+        st = kiln_vk_pipeline_get(ctx, gpu, &d, &gather);
+    }
+    if (st == KILN_OK && gpu->timestamps) {
+        VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                    .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 3};
+        st = kiln_vk_check(ctx, vkCreateQueryPool(gpu->device, &qi, NULL, &qp), "vkCreateQueryPool");
+    }
+    if (st == KILN_OK)
+        st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L * (plan.npass + 1) + 1, &cmd);
+    if (st == KILN_OK) {
+        VkCommandBuffer cb = cmd.cb;
+        if (qp) vkCmdResetQueryPool(cb, qp, 0, 3);
+        kiln__gpu_mip_poison(cb, (VkBuffer[]){blocks.dev.buffer, flags.buffer, recs.buffer, scratch.buffer}, 4); /* testing aid */
+        vkCmdFillBuffer(cb, recs.buffer, 0, 16, 0); /* the record counter */
+        transfer_to_compute(cb);
+        kiln_vk_cmd_upload(&cmd, &tab, 0);
+        st = kiln__gpu_mip_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md);
+        if (st == KILN_OK && qp) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);
+        const kiln_vk_binding tb = {.buffer = tab.dev.buffer, .range = (VkDeviceSize)plan.table_words * 4};
+        for (uint32_t l = 0; l < L && st == KILN_OK; l++) {
+            /* level 0 reads the uploaded base: no barrier, so it may overlap the mip pass; the others
+             * wait for the mip pass's writes */
+            if (l == 1) kiln_vk_cmd_barrier(&cmd);
+            const uint64_t nb = (uint64_t)((lw[l] + 3) / 4) * ((lh[l] + 3) / 4);
+            kiln_vk_binding texb = {.buffer = l == 0 ? md.in : md.out, .offset = l == 0 ? 0 : md.off[l],
+                                    .range = (VkDeviceSize)lw[l] * lh[l] * texel_bytes};
+            kiln_vk_binding bb = {.buffer = blocks.dev.buffer, .offset = boff[l], .range = nb * out_bpb};
+            kiln_vk_binding fb = {.buffer = flags.buffer, .offset = foff[l],
+                                  .range = (plan.fallback == 2 ? nb * fstride : (nb + 31) / 32) * 4};
+            kiln_vk_binding sb = {.buffer = scratch.buffer, .offset = soff[l],
+                                  .range = scratch_used ? kiln__gpu_etc_dev_scratch(&plane, lw[l], lh[l]) : 16u};
+            if (etc) st = kiln__gpu_etc_dev_record(ctx, &cmd, &plane, lw[l], lh[l], &texb, &bb, &fb, &sb, &tb);
+            else if (bc6h) st = kiln__gpu_bc6h_dev_record(ctx, &cmd, &plan6, lw[l], lh[l], &texb, &bb, &tb);
+            else st = kiln__gpu_bc_dev_record(ctx, &cmd, &plan, lw[l], lh[l], &texb, &bb, &fb, &tb);
+        }
+        if (st == KILN_OK && etc && (plane.kind == 3 || plane.kind == 5)) {
+            kiln_vk_cmd_barrier(&cmd); /* colour (and alpha) passes -> the stitch */
+            for (uint32_t l = 0; l < L && st == KILN_OK; l++) {
+                const uint64_t nb = (uint64_t)((lw[l] + 3) / 4) * ((lh[l] + 3) / 4);
+                kiln_vk_binding bb = {.buffer = blocks.dev.buffer, .offset = boff[l], .range = nb * out_bpb};
+                kiln_vk_binding fb = {.buffer = flags.buffer, .offset = foff[l], .range = nb * 4};
+                kiln_vk_binding sb = {.buffer = scratch.buffer, .offset = soff[l], .range = nb * 12u};
+                st = kiln__gpu_etc_dev_record_post(ctx, &cmd, &plane, lw[l], lh[l], &bb, &fb, &sb);
+            }
+        }
+        if (st == KILN_OK && plan.fallback) {
+            kiln_vk_cmd_barrier(&cmd); /* flags -> gather */
+            for (uint32_t l = 0; l < L && st == KILN_OK; l++) {
+                const uint32_t bx = (lw[l] + 3) / 4, by = (lh[l] + 3) / 4;
+                const uint64_t nb = (uint64_t)bx * by;
+                kiln_vk_binding b[3] = {
+                    {.buffer = l == 0 ? md.in : md.out, .offset = l == 0 ? 0 : md.off[l],
+                     .range = (VkDeviceSize)lw[l] * lh[l] * 4},
+                    {.buffer = flags.buffer, .offset = foff[l], .range = (plan.fallback == 2 ? nb * fstride : (nb + 31) / 32) * 4},
+                    {.buffer = recs.buffer, .range = 16 + capacity * ME_RECORD_WORDS * 4}};
+                uint32_t push[9] = {bx, by, lw[l], lh[l], (uint32_t)plan.fallback, l, (uint32_t)capacity,
+                                    0u, fstride};
+                st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, gather, b, push, nb);
+            }
+        }
+        if (st == KILN_OK && qp) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 2);
+        if (st == KILN_OK) {
+            kiln_vk_cmd_download(&cmd, &blocks, bytes_blocks);
+            copy_to_host(cb, recs.buffer, cnt.buffer, 16);
+            st = kiln_vk_cmd_submit(ctx, &cmd, NULL);
+        }
+    }
+    kiln_vk_cmd_free(&cmd);
+    double mip_ms = -1.0, enc_ms = -1.0;
+    if (st == KILN_OK && qp) {
+        uint64_t ts[3];
+        VkResult r = vkGetQueryPoolResults(gpu->device, qp, 0, 3, sizeof ts, ts, sizeof ts[0],
+                                           VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+        if (r != VK_SUCCESS) st = kiln_vk_check(ctx, r, "vkGetQueryPoolResults");
+        else {
+            uint64_t mask = gpu->timestamp_bits >= 64 ? ~0ull : (1ull << gpu->timestamp_bits) - 1;
+            mip_ms = (double)((ts[1] - ts[0]) & mask) * gpu->timestamp_period / 1e6;
+            enc_ms = (double)((ts[2] - ts[1]) & mask) * gpu->timestamp_period / 1e6;
+        }
+    }
+    /* the blocks of every level */
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, blocks.direct ? &blocks.dev : &blocks.staging);
+    if (st == KILN_OK) {
+        const uint8_t *src = kiln_vk_io_map(&blocks);
+        for (uint32_t l = 0; l < L; l++)
+            memcpy(dst[l], src + boff[l], (size_t)((lw[l] + 3) / 4) * ((lh[l] + 3) / 4) * plan.block_bytes);
+    }
+    /* the flagged blocks: their texels, then the CPU encoder */
+    uint64_t nrec = 0;
+    if (st == KILN_OK && plan.fallback) {
+        st = kiln_vk_buffer_invalidate(ctx, gpu, &cnt);
+        if (st == KILN_OK) nrec = *(const uint32_t *)cnt.mapped;
+        if (st == KILN_OK && nrec > capacity)
+            st = kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                            "device-resident mip encoding: %llu blocks for the CPU encoder, room for %llu (host path)",
+                            (unsigned long long)nrec, (unsigned long long)capacity);
+        const char *skip = getenv("KILN_GPU_SKIP_FALLBACK"); /* testing aid, as in gpu_encode_bc.c */
+        if (st == KILN_OK && nrec && !(skip && skip[0] == '1')) {
+            const VkDeviceSize rbytes = 4 + nrec * ME_RECORD_WORDS * 4;
+            st = kiln_vk_buffer_create(ctx, gpu, rbytes, KILN_VK_MEM_DOWNLOAD, &rdown);
+            kiln_vk_cmd c2;
+            memset(&c2, 0, sizeof c2);
+            if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 1, &c2);
+            if (st == KILN_OK) {
+                copy_to_host(c2.cb, recs.buffer, rdown.buffer, rbytes);
+                st = kiln_vk_cmd_submit(ctx, &c2, NULL);
+            }
+            kiln_vk_cmd_free(&c2);
+            if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, &rdown);
+            if (st == KILN_OK) {
+                fb_job fj = {.rec = rdown.mapped, .dst = dst, .params = params, .fn = fn,
+                             .block_bytes = plan.block_bytes, .levels = L,
+                             .signed_map = (fi->flags & KILN_FF_SIGNED) != 0};
+                st = kiln__parallel_for(ctx, (size_t)nrec, 16, fallback_records, &fj);
+                if (st == KILN_OK && fj.bad)
+                    st = kiln__fail(ctx, KILN_ERR_INTERNAL, "device-resident mip encoding: a bad gathered block");
+            }
+        }
+    }
+    t_wall = now_ms() - t_wall;
+    if (st == KILN_OK) {
+        gpu->mip_enc_count[0]++;
+        gpu->mip_enc_count[1] += L;
+        gpu->mip_enc_count[2] += nrec;
+        gpu->mip_enc_ms[0] = mip_ms;
+        gpu->mip_enc_ms[1] = enc_ms;
+        ctx->last_gpu_ms = mip_ms >= 0.0 ? mip_ms + enc_ms : t_wall;
+        if (ctx->params.verbose)
+            fprintf(stderr,
+                    "kiln: %s mip chain on %s, device-resident: %u levels (%s) encoded where the mip pass wrote "
+                    "them, only blocks downloaded, %llu block(s) to the CPU encoder; kernel time mip %.3f ms + "
+                    "encode %.3f ms, %.3f ms wall\n",
+                    fi->name, gpu->props.deviceName, L, md.what, (unsigned long long)nrec, mip_ms, enc_ms, t_wall);
+        (void)kiln__progress(ctx, 1.0f);
+    }
+    kiln__gpu_mip_dev_free(&md);
+    kiln_vk_io_destroy(gpu, &blocks);
+    kiln_vk_buffer_destroy(gpu, &recs);
+    kiln_vk_buffer_destroy(gpu, &cnt);
+    kiln_vk_buffer_destroy(gpu, &rdown);
+    kiln_vk_io_destroy(gpu, &tab);
+    kiln_vk_buffer_destroy(gpu, &flags);
+    kiln_vk_buffer_destroy(gpu, &scratch);
+    if (qp) vkDestroyQueryPool(gpu->device, qp, NULL);
+    if (st != KILN_OK) kiln_texture_free(out);
+    return st;
+}

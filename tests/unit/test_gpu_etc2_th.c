@@ -1,0 +1,329 @@
+/* test_gpu_etc2_th.c - the ETC2 T / H pass on the GPU (src/gpu/gpu_etc2_th.c, shaders/enc_etc2_th.comp).
+ *
+ * For every block the state before T / H is built on the CPU (kiln__etc2_search_pre_th: the ETC1 modes and
+ * planar), packed into kiln_etc2_gpu_block, run through kiln__gpu_etc2_th, and compared with the CPU's
+ * result (kiln__etc2_search_th on the same state, packed; that pair is kiln__etc2_search, checked on one
+ * image): the same 8 bytes and the same error, on crops of real textures (opaque, with real alpha, logos),
+ * synthetic blocks built for T / H (two and three colour clusters, saturated colours whose palettes clamp,
+ * grey ramps with an outlier, noise), odd sizes, ETC2 RGB and RGB A1 (random and real alpha, two
+ * thresholds), perceptual weights on and off, at all four qualities, with both builds of the shader (th_eval's
+ * pixel loops rolled, the default, and unrolled) and at every subgroup size the device can require (the unrolled
+ * build). Fully transparent A1 blocks keep the CPU encoder's state (it does not search them).
+ * The validation layer (KILN_VK_VALIDATION=1, set by the fixture) must stay silent.
+ * Skipped without a Vulkan device or without shaderFloat64 / shaderInt64 (KILN_ERR_UNSUPPORTED). */
+#include "support.h"
+#include "codec/etc_enc.h"
+#include "gpu/gpu.h"
+#include "gpu/gpu_etc2_th.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct th_image {
+    const char *what;
+    uint32_t w, h;
+    uint8_t *px; /* RGBA8 */
+} th_image;
+
+static void fetch(const th_image *im, uint32_t b, kiln_block *blk)
+{
+    const uint32_t bx = (im->w + 3) / 4, x0 = (b % bx) * 4, y0 = (b / bx) * 4;
+    memset(blk, 0, sizeof *blk);
+    for (uint32_t p = 0; p < 16; p++) {
+        uint32_t x = x0 + (p & 3), y = y0 + (p >> 2);
+        x = x < im->w ? x : im->w - 1;
+        y = y < im->h ? y : im->h - 1;
+        memcpy(blk->rgba8 + p * 4, im->px + ((size_t)y * im->w + x) * 4, 4);
+    }
+}
+
+/* What the CPU encoder starts T / H from (pre) and ends with (post) for block b. */
+static void cpu_states(const th_image *im, uint32_t b, const kiln_encode_params *params, int a1, int full,
+                       kiln_etc2_gpu_block *pre, kiln_etc2_gpu_block *post)
+{
+    kiln_block blk;
+    fetch(im, b, &blk);
+    etc_src src;
+    etc_sol sol;
+    kiln__etc_src_init(&src, &blk, params, a1);
+    memset(&sol, 0, sizeof sol);
+    memset(pre, 0, sizeof *pre);
+    if (a1 && src.nopaque == 0) {
+        /* kiln__enc_etc2_rgb_a1: fully transparent, no search */
+        sol.mode = ETC_MODE_DIFF;
+        memset(sol.sel, 2, sizeof sol.sel);
+        kiln__etc_pack(&sol, &src, pre->bytes);
+        pre->err = 0;
+        *post = *pre;
+        return;
+    }
+    kiln__etc2_search_pre_th(&src, &sol);
+    kiln__etc_pack(&sol, &src, pre->bytes);
+    pre->err = sol.err;
+    kiln__etc2_search_th(&src, &sol);
+    memset(post, 0, sizeof *post);
+    kiln__etc_pack(&sol, &src, post->bytes);
+    post->err = sol.err;
+    if (full) { /* the two halves are the CPU's whole search */
+        etc_sol whole;
+        memset(&whole, 0, sizeof whole);
+        kiln__etc2_search(&src, &whole);
+        uint8_t bytes[8];
+        kiln__etc_pack(&whole, &src, bytes);
+        assert_int_equal(whole.err, sol.err);
+        assert_memory_equal(bytes, post->bytes, 8);
+    }
+}
+
+/* Runs the pass on im and compares every block with the CPU; returns the blocks T / H improved. */
+static double g_ms; /* kernel time summed (printed, never asserted) */
+
+static uint32_t compare(kt_gpu_fixture *fx, const th_image *im, int quality, int perceptual, int a1, uint8_t threshold,
+                        uint32_t sg, int full)
+{
+    kiln_encode_params params;
+    kiln_encode_params_init(&params, a1 ? KILN_FORMAT_ETC2_RGB8A1_UNORM : KILN_FORMAT_ETC2_RGB8_UNORM, (kiln_quality)quality);
+    params.perceptual = perceptual;
+    params.alpha_threshold = threshold;
+    const uint32_t nb = ((im->w + 3) / 4) * ((im->h + 3) / 4);
+    kiln_etc2_gpu_block *gpu = calloc(nb, sizeof *gpu), *want = calloc(nb, sizeof *want);
+    assert_non_null(gpu);
+    assert_non_null(want);
+    uint32_t improved = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+        cpu_states(im, b, &params, a1, full, &gpu[b], &want[b]);
+        improved += want[b].err < gpu[b].err;
+    }
+    double ms = -1.0;
+    kiln_status st = kiln__gpu_etc2_th(fx->gpu, im->px, im->w, im->h, &params, a1, sg, gpu, &ms);
+    if (st != KILN_OK) fail_msg("%s: kiln__gpu_etc2_th: %s", im->what, kiln_last_error(fx->gpu));
+    assert_true(ms >= 0.0);
+    g_ms += ms;
+    uint32_t bad = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+        if (gpu[b].err == want[b].err && !memcmp(gpu[b].bytes, want[b].bytes, 8) && gpu[b].flags == 0) continue;
+        if (bad++ < 5)
+            printf("%s q%d perceptual %d a1 %d thr %u sg %u: block %u: GPU err %u %02x%02x%02x%02x%02x%02x%02x%02x, CPU err %u "
+                   "%02x%02x%02x%02x%02x%02x%02x%02x\n",
+                   im->what, quality, perceptual, a1, threshold, sg, b, gpu[b].err, gpu[b].bytes[0], gpu[b].bytes[1],
+                   gpu[b].bytes[2], gpu[b].bytes[3], gpu[b].bytes[4], gpu[b].bytes[5], gpu[b].bytes[6], gpu[b].bytes[7],
+                   want[b].err, want[b].bytes[0], want[b].bytes[1], want[b].bytes[2], want[b].bytes[3], want[b].bytes[4],
+                   want[b].bytes[5], want[b].bytes[6], want[b].bytes[7]);
+    }
+    free(gpu);
+    free(want);
+    if (bad) fail_msg("%s: %u of %u blocks differ from the CPU", im->what, bad, nb);
+    return improved;
+}
+
+static int unsupported(kt_gpu_fixture *fx)
+{
+    /* a 1x1 probe: KILN_ERR_UNSUPPORTED when the device lacks 64-bit floats / integers */
+    uint8_t px[4] = {1, 2, 3, 255};
+    kiln_etc2_gpu_block blk;
+    memset(&blk, 0, sizeof blk);
+    kiln_encode_params params;
+    kiln_encode_params_init(&params, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_NORMAL);
+    double ms;
+    kiln_status st = kiln__gpu_etc2_th(fx->gpu, px, 1, 1, &params, 0, 0, &blk, &ms);
+    if (st == KILN_ERR_UNSUPPORTED) {
+        printf("note: %s\n", kiln_last_error(fx->gpu));
+        return 1;
+    }
+    if (st != KILN_OK) fail_msg("probe: %s", kiln_last_error(fx->gpu));
+    return 0;
+}
+
+/* ---------------------------------------------------------------- images */
+
+static void load_crop(kt_gpu_fixture *fx, const char *file, uint32_t ox, uint32_t oy, uint32_t w, uint32_t h, th_image *im)
+{
+    kiln_image img;
+    memset(&img, 0, sizeof img);
+    assert_int_equal(kiln_image_load(fx->cpu, kt_testdata(file), &img), KILN_OK);
+    assert_int_equal(img.type, KILN_PIXEL_U8);
+    if (w == 0) w = img.width;
+    if (h == 0) h = img.height;
+    im->what = file;
+    im->w = w;
+    im->h = h;
+    im->px = malloc((size_t)w * h * 4);
+    assert_non_null(im->px);
+    const uint8_t *s = img.pixels;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++)
+            for (uint32_t c = 0; c < 4; c++) {
+                size_t si = (((size_t)(oy + y) % img.height) * img.width + (ox + x) % img.width) * (size_t)img.channels;
+                uint8_t v = c < img.channels ? s[si + c] : 255;
+                if (img.channels < 3 && c < 3) v = s[si];
+                im->px[((size_t)y * w + x) * 4 + c] = v;
+            }
+    kiln_image_free(&img);
+}
+
+static uint8_t sat(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+
+/* Blocks built for T / H: per block one of two clusters, three clusters, saturated clusters (palettes clamp),
+ * two clusters of near-grey colours, a grey ramp with an outlier, noise, flat; alpha varies by block (all
+ * opaque, all transparent, a random mix, one or two transparent pixels). */
+static void synth(kt_rng *rng, uint32_t w, uint32_t h, const char *what, th_image *im)
+{
+    im->what = what;
+    im->w = w;
+    im->h = h;
+    im->px = malloc((size_t)w * h * 4);
+    assert_non_null(im->px);
+    for (uint32_t by = 0; by < (h + 3) / 4; by++)
+        for (uint32_t bx = 0; bx < (w + 3) / 4; bx++) {
+            uint32_t kind = kt_rng_u32(rng) % 7, akind = kt_rng_u32(rng) % 4;
+            int col[3][3];
+            for (int k = 0; k < 3; k++)
+                for (int c = 0; c < 3; c++) {
+                    int v = (int)(kt_rng_u32(rng) & 255u);
+                    if (kind == 2) v = (kt_rng_u32(rng) & 1u) ? (int)(kt_rng_u32(rng) % 24u) : 255 - (int)(kt_rng_u32(rng) % 24u);
+                    col[k][c] = v;
+                }
+            if (kind == 3) /* near-grey pair */
+                for (int k = 0; k < 2; k++) {
+                    int g = (int)(kt_rng_u32(rng) & 255u);
+                    for (int c = 0; c < 3; c++) col[k][c] = sat(g + (int)(kt_rng_u32(rng) % 9u) - 4);
+                }
+            uint32_t outlier = kt_rng_u32(rng) % 16u, tr1 = kt_rng_u32(rng) % 16u, tr2 = kt_rng_u32(rng) % 16u;
+            uint32_t split = kt_rng_u32(rng);
+            for (uint32_t p = 0; p < 16; p++) {
+                uint32_t x = bx * 4 + (p & 3), y = by * 4 + (p >> 2);
+                if (x >= w || y >= h) continue;
+                uint8_t *o = im->px + ((size_t)y * w + x) * 4;
+                int noise = (int)(kt_rng_u32(rng) % 7u) - 3;
+                int k = (split >> p & 1u) ? 1 : 0;
+                if (kind == 1 && (split >> (p + 16) & 1u) && k) k = 2;
+                for (int c = 0; c < 3; c++) {
+                    int v;
+                    switch (kind) {
+                    case 0: case 1: case 2: case 3: v = col[k][c] + noise; break;
+                    case 4: v = (p == outlier) ? col[0][c] : (int)(p * 15) + noise; break;
+                    case 5: v = (int)(kt_rng_u32(rng) & 255u); break;
+                    default: v = col[0][c]; break;
+                    }
+                    o[c] = sat(v);
+                }
+                uint8_t a = 255;
+                if (akind == 1) a = (uint8_t)(kt_rng_u32(rng) % 100u);
+                else if (akind == 2) a = (uint8_t)(kt_rng_u32(rng) & 255u);
+                else if (akind == 3 && (p == tr1 || p == tr2)) a = 0;
+                o[3] = a;
+            }
+        }
+}
+
+/* Alpha of a real RGB crop for the A1 runs: random per block as in synth(). */
+static void random_alpha(kt_rng *rng, th_image *im)
+{
+    for (uint32_t i = 0; i < im->w * im->h; i++) im->px[i * 4 + 3] = (kt_rng_u32(rng) % 5u) ? 255 : (uint8_t)(kt_rng_u32(rng) & 255u);
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void every_quality(void **state, int a1)
+{
+    kt_gpu_fixture *fx = *state;
+    if (!fx->gpu) skip();
+    if (unsupported(fx)) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, a1 ? 77 : 76);
+    th_image ims[6];
+    load_crop(fx, "ldr/stk_generic_rock_a_512.png", 200, 136, 36, 28, &ims[0]);
+    load_crop(fx, "ldr/stkflag_TCPLogo_a_1024x512_rgba.png", 384, 192, 64, 24, &ims[1]);
+    load_crop(fx, "ldr/stktex_directionSign_a_256_rgba.png", 96, 112, 40, 32, &ims[2]);
+    load_crop(fx, "ldr/gimp_qube1_tiny_31x57.png", 0, 0, 0, 0, &ims[3]);
+    synth(&rng, 48, 40, "synthetic 48x40", &ims[4]);
+    synth(&rng, 18, 7, "synthetic 18x7", &ims[5]);
+    if (a1) {
+        random_alpha(&rng, &ims[0]);
+        random_alpha(&rng, &ims[3]);
+    }
+    for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
+        for (int pw = 0; pw < 2; pw++) {
+            uint32_t imp_real = 0, imp_synth = 0;
+            g_ms = 0.0;
+            for (int i = 0; i < 6; i++) {
+                uint8_t thr = (uint8_t)(a1 && (i & 1) ? 200 : 128);
+                uint32_t n = compare(fx, &ims[i], q, pw, a1, thr, 0, q == KILN_QUALITY_HIGH && i == 1);
+                if (i < 4) imp_real += n;
+                else imp_synth += n;
+            }
+            printf("%s quality %d perceptual %d: blocks improved by T/H: %u real, %u synthetic (kernel %.1f ms)\n",
+                   a1 ? "RGB A1" : "RGB", q, pw, imp_real, imp_synth, g_ms);
+            assert_true(imp_synth > 0); /* the pass has work to do (the test can fail) */
+        }
+    for (int i = 0; i < 6; i++) free(ims[i].px);
+    assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
+}
+
+static void rgb_every_quality(void **state) { every_quality(state, 0); }
+static void a1_every_quality(void **state) { every_quality(state, 1); }
+
+/* Every subgroup size the device can require (the shader uses none, the pipeline must still build and agree). */
+static void subgroup_sizes(void **state)
+{
+    kt_gpu_fixture *fx = *state;
+    if (!fx->gpu) skip();
+    if (unsupported(fx)) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 5);
+    th_image im;
+    synth(&rng, 21, 13, "synthetic 21x13", &im);
+    /* the unrolled build of the shader (the default; KILN_GPU_ETC2_TH_UNROLL=1) at every subgroup size the device can require
+     * (each a pipeline to compile: lavapipe's take ~20 s, so the rolled build runs at the driver's choice only) */
+    uint32_t sizes = kiln__gpu_subgroup_sizes(fx->gpu), first = 0;
+    if (!sizes) printf("note: the device cannot require subgroup sizes\n");
+    setenv("KILN_GPU_ETC2_TH_UNROLL", "1", 1);
+    for (uint32_t sg = 1; sg <= 128; sg <<= 1)
+        if (sizes & sg) {
+            if (!first) first = sg;
+            compare(fx, &im, KILN_QUALITY_MAX, 1, 1, 128, sg, 0);
+            compare(fx, &im, KILN_QUALITY_NORMAL, 0, 0, 128, sg, 0);
+        }
+    /* the rolled build (KILN_GPU_ETC2_TH_UNROLL=0; the other tests run the unrolled default): the same bytes at
+     * every quality */
+    setenv("KILN_GPU_ETC2_TH_UNROLL", "0", 1);
+    th_image logo;
+    load_crop(fx, "ldr/stkflag_TCPLogo_a_1024x512_rgba.png", 384, 192, 32, 24, &logo);
+    uint32_t improved = 0;
+    for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
+        for (int a1 = 0; a1 < 2; a1++) {
+            improved += compare(fx, &im, q, (q + a1) & 1, a1, 128, first, 0);
+            improved += compare(fx, &logo, q, a1, a1, 128, first, 0);
+        }
+    unsetenv("KILN_GPU_ETC2_TH_UNROLL");
+    free(logo.px);
+    assert_true(improved > 0);
+    /* 1x1 and 1xN images (edge replication) */
+    th_image one = {"1x1", 1, 1, im.px};
+    compare(fx, &one, KILN_QUALITY_MAX, 0, 0, 128, 0, 0);
+    th_image col = {"1x13", 1, 13, im.px};
+    compare(fx, &col, KILN_QUALITY_HIGH, 1, 1, 128, 0, 0);
+    free(im.px);
+    /* bad arguments */
+    kiln_encode_params params;
+    kiln_encode_params_init(&params, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_NORMAL);
+    kiln_etc2_gpu_block blk;
+    memset(&blk, 0, sizeof blk);
+    uint8_t px[4] = {0, 0, 0, 0};
+    double ms;
+    assert_int_equal(kiln__gpu_etc2_th(fx->gpu, px, 0, 1, &params, 0, 0, &blk, &ms), KILN_ERR_INVALID_ARGUMENT);
+    assert_true(strlen(kiln_last_error(fx->gpu)) > 0);
+    assert_int_equal(kiln__gpu_etc2_th(fx->gpu, NULL, 1, 1, &params, 0, 0, &blk, &ms), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rgb_every_quality),
+        cmocka_unit_test(a1_every_quality),
+        cmocka_unit_test(subgroup_sizes),
+    };
+    return cmocka_run_group_tests(tests, kt_gpu_setup, kt_gpu_teardown);
+}
