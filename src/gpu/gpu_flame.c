@@ -150,16 +150,6 @@ static kiln_status put_tables(kiln_context *ctx, const kiln_flame *flame, uint32
     return KILN_OK;
 }
 
-/* transfer writes (fills, copies) -> compute shader reads/writes */
-static void transfer_to_compute(kiln_vk_cmd *cmd)
-{
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-    vkCmdPipelineBarrier(cmd->cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
-                         NULL, 0, NULL);
-}
-
 /* compute writes -> transfer writes (a fill after a shader used the buffer) */
 static void compute_to_transfer(kiln_vk_cmd *cmd)
 {
@@ -471,7 +461,7 @@ kiln_status kiln__flame_iterate_gpu_ex(kiln_context *ctx, const kiln_flame *flam
             compute_to_transfer(&cmd);
         }
         vkCmdFillBuffer(cmd.cb, s.counters.dev.buffer, 0, VK_WHOLE_SIZE, 0);
-        transfer_to_compute(&cmd);
+        kiln_vk_cmd_transfer_to_compute(cmd.cb);
         kiln_vk_cmd_timestamp(&cmd, 0);
         st = kiln_vk_cmd_dispatch(ctx, &cmd, ip, ib, &push, g_now, 1, 1);
         kiln_vk_cmd_timestamp(&cmd, 1);

@@ -314,15 +314,6 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
     return KILN_OK;
 }
 
-static void transfer_to_compute(VkCommandBuffer cb)
-{
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0,
-                         NULL);
-}
-
 static kiln_status run_record(kiln_context *ctx, kiln_vk_cmd *cmd, mip_run *r, int strategy)
 {
     kiln_vk_binding b[MIP_BINDINGS] = {{.buffer = r->prm.dev.buffer}, {.buffer = r->in.dev.buffer},
@@ -337,7 +328,7 @@ static kiln_status run_record(kiln_context *ctx, kiln_vk_cmd *cmd, mip_run *r, i
     const int single = strategy == KILN_MIP_STRATEGY_SINGLE_PASS || strategy == KILN_MIP_STRATEGY_AUTO;
     if (single && p->nst > 1) {
         vkCmdFillBuffer(cmd->cb, r->ctr.buffer, 0, VK_WHOLE_SIZE, 0);
-        transfer_to_compute(cmd->cb);
+        kiln_vk_cmd_transfer_to_compute(cmd->cb);
     }
     for (uint32_t s = 0; s < p->nst; s++) {
         const mip_stage *st = &p->st[s];

@@ -44,6 +44,7 @@
 #include "gpu/gpu_mip.h"
 #include "gpu/gpu_mip_encode_etc.h"
 #include "codec/codec.h"
+#include "mip/mip.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,27 +65,6 @@ void kiln__gpu_mip_encode_stats_get(kiln_context *ctx, kiln__gpu_mip_encode_stat
     out->fallback_blocks = gpu->mip_enc_count[2];
     out->mip_ms = gpu->mip_enc_ms[0];
     out->encode_ms = gpu->mip_enc_ms[1];
-}
-
-/* mip.c's base_has_alpha (alpha-weighted colour needs some alpha below 1, rule 7). */
-static int base_has_alpha(const kiln_image *img)
-{
-    size_t n = (size_t)img->width * img->height;
-    if (img->type == KILN_PIXEL_U8) {
-        /* AND the alpha bytes block by block (no early exit inside a block, so it vectorises) */
-        const uint8_t *p = img->pixels;
-        for (size_t i = 0; i < n;) {
-            size_t e = i + 4096 < n ? i + 4096 : n;
-            unsigned all = 255;
-            for (; i < e; i++) all &= p[i * 4 + 3];
-            if (all != 255) return 1;
-        }
-    } else {
-        const float *p = img->pixels;
-        for (size_t i = 0; i < n; i++)
-            if (!(p[i * 4 + 3] == 1.0f)) return 1;
-    }
-    return 0;
 }
 
 static VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return (v + a - 1) / a * a; }
@@ -143,15 +123,6 @@ static void copy_to_host(VkCommandBuffer cb, VkBuffer src, VkBuffer dst, VkDevic
     VkMemoryBarrier hb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
-}
-
-static void transfer_to_compute(VkCommandBuffer cb)
-{
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0,
-                         NULL);
 }
 
 kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
@@ -234,7 +205,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     if (bc6h && srgb)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: sRGB float chains take the host path");
     uint8_t weighted = !mp->normal_map && mp->alpha == KILN_MIP_ALPHA_WEIGHTED &&
-                       (img->channels == 2 || img->channels == 4) && base_has_alpha(img);
+                       (img->channels == 2 || img->channels == 4) && kiln__mip_base_has_alpha(img);
     kiln__gpu_mip_job job = {.images = img, .count = 1, .levels = L, .decode_srgb = srgb, .out_srgb = srgb,
                              .out_kind = bc6h ? 4 : 1, .weighted = &weighted, .dst = NULL, .strategy = (int)mp->strategy,
                              .filter = (int)mp->filter, .edge = (int)mp->edge, .normal_map = mp->normal_map != 0,
@@ -322,7 +293,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         if (qp) vkCmdResetQueryPool(cb, qp, 0, 3);
         kiln__gpu_mip_poison(cb, (VkBuffer[]){blocks.dev.buffer, flags.buffer, recs.buffer, scratch.buffer}, 4); /* testing aid */
         vkCmdFillBuffer(cb, recs.buffer, 0, 16, 0); /* the record counter */
-        transfer_to_compute(cb);
+        kiln_vk_cmd_transfer_to_compute(cb);
         kiln_vk_cmd_upload(&cmd, &tab, 0);
         st = kiln__gpu_mip_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md);
         if (st == KILN_OK && qp) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);

@@ -217,6 +217,8 @@ kiln_status kiln_vk_cmd_dispatch_linear(kiln_context *ctx, kiln_vk_cmd *cmd, con
                                         const kiln_vk_binding *bindings, const void *push, uint64_t items);
 /* Compute writes -> compute reads (and transfers) of later commands. */
 void kiln_vk_cmd_barrier(kiln_vk_cmd *cmd);
+/* Transfer writes (fills, copies) -> compute shader reads and writes. */
+void kiln_vk_cmd_transfer_to_compute(VkCommandBuffer cb);
 /* Copies staging -> device buffer (when staged) and makes the data visible to shaders. */
 void kiln_vk_cmd_upload(kiln_vk_cmd *cmd, kiln_vk_io *io, VkDeviceSize size);
 /* Makes shader writes visible to the host, copying device -> staging when staged. */

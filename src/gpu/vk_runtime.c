@@ -393,6 +393,12 @@ static void memory_barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, V
     vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+void kiln_vk_cmd_transfer_to_compute(VkCommandBuffer cb)
+{
+    memory_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+}
+
 void kiln_vk_cmd_barrier(kiln_vk_cmd *cmd)
 {
     memory_barrier(cmd->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,

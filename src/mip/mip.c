@@ -221,7 +221,7 @@ static size_t base_coverage(const kiln_image *img, float ref)
     return count;
 }
 
-static int base_has_alpha(const kiln_image *img)
+int kiln__mip_base_has_alpha(const kiln_image *img)
 {
     size_t n = (size_t)img->width * img->height;
     if (img->type == KILN_PIXEL_U8) {
@@ -696,7 +696,7 @@ static void resolve_cfg(cfg *cf, const kiln_mip_params *p, const kiln_image *img
     cf->normal_unorm = cf->normal && img->type != KILN_PIXEL_F32;
     cf->recon_z = cf->normal && img->channels < 3;
     cf->weighted = !cf->normal && p->alpha == KILN_MIP_ALPHA_WEIGHTED && (img->channels == 2 || img->channels == 4) &&
-                   base_has_alpha(img);
+                   kiln__mip_base_has_alpha(img);
     cf->coverage_ref = p->alpha_coverage_ref;
 }
 

@@ -93,6 +93,8 @@
 /* Exact box taps of one axis (rule 5): writes up to 3 source indices and weights, returns the tap
  * count (1, 2 or 3). src_size >= 1, x < max(1, src_size / 2). */
 uint32_t kiln__mip_box_taps(uint32_t src_size, uint32_t x, uint32_t index[3], float weight[3]);
+/* 1 when some texel of an RGBA image has alpha below 1 (rule 7: then colour is alpha-weighted). */
+int kiln__mip_base_has_alpha(const kiln_image *img);
 
 /* The continuous kernels (rule 6), in units of output texels, not normalised; 0 outside the
  * support. kiln__mip_kernel_support gives the half-width (box: 0.5). */
