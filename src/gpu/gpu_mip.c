@@ -209,6 +209,16 @@ static float unorm8_threshold(int k)
     return f;
 }
 
+void kiln__gpu_mip_lut(float l[1024], int decode_srgb)
+{
+    for (int v = 0; v < 256; v++) {
+        l[v] = decode_srgb ? kiln__srgb8_to_linear((uint8_t)v) : (float)v / 255.0f;
+        l[256 + v] = (float)v / 255.0f;
+        l[512 + v] = v < 255 ? kiln__srgb8_thresholds[v] : INFINITY;
+        l[768 + v] = v < 255 ? unorm8_threshold(v) : INFINITY;
+    }
+}
+
 /* Plans `strategy`, builds the job table and creates every buffer but the input. */
 static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint32_t flags, const uint8_t *weighted,
                                uint32_t subgroup_size, uint32_t align_words, int device_out)
@@ -292,12 +302,7 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
     if (!r->lut.dev.buffer) {
         KILN_TRY(kiln_vk_io_create(ctx, gpu, 1024 * 4, 0, &r->lut));
         float *l = kiln_vk_io_map(&r->lut);
-        for (int v = 0; v < 256; v++) {
-            l[v] = (flags & MIPF_DECODE_SRGB) ? kiln__srgb8_to_linear((uint8_t)v) : (float)v / 255.0f;
-            l[256 + v] = (float)v / 255.0f;
-            l[512 + v] = v < 255 ? kiln__srgb8_thresholds[v] : INFINITY;
-            l[768 + v] = v < 255 ? unorm8_threshold(v) : INFINITY;
-        }
+        kiln__gpu_mip_lut(l, (flags & MIPF_DECODE_SRGB) != 0);
         KILN_TRY(io_flush(ctx, gpu, &r->lut));
     }
     if (baseline) {

@@ -49,6 +49,9 @@ kiln_status kiln__gpu_mip_filter_record(kiln_context *ctx, kiln_gpu *gpu, const 
 void kiln__gpu_mip_dev_free(kiln__gpu_mip_dev *dev);
 /* KILN_GPU_MIP_POISON=1 (testing aid): records 0xAB fills of bufs (VK_NULL_HANDLE skipped) and a barrier. */
 void kiln__gpu_mip_poison(VkCommandBuffer cb, const VkBuffer *bufs, uint32_t n);
+/* The mip shaders' lookup table (mip_common.glsl binding 4): byte decode (sRGB when decode_srgb), byte / 255,
+ * the exact sRGB8 encoder's thresholds, the exact unorm8 encoder's decision points (each + inf at 255). */
+void kiln__gpu_mip_lut(float l[1024], int decode_srgb);
 
 /* ---- the BC encoders on device-resident RGBA8 texels (gpu_mip_encode_bc.inc, inside gpu_encode_bc.c) ----
  * kiln__gpu_bc_dev_plan: the passes of params' format (BC1, BC1a, BC3, BC4, BC5; the shaders, spec

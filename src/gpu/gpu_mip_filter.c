@@ -50,20 +50,6 @@ typedef struct mf_push {
     uint32_t level, pass, per, total, stride;
 } mf_push;
 
-/* The smallest float f with f * 255 >= k + 0.5 exactly (gpu_mip.c's unorm8_threshold). */
-static float unorm8_threshold(int k)
-{
-    double edge = k + 0.5;
-    float f = (float)(edge / 255.0);
-    while ((double)f * 255.0 < edge) f = nextafterf(f, 2.0f);
-    for (;;) {
-        float p = nextafterf(f, 0.0f);
-        if ((double)p * 255.0 < edge) break;
-        f = p;
-    }
-    return f;
-}
-
 static kiln_status check_range(kiln_context *ctx, const kiln_gpu *gpu, uint64_t bytes, const char *what,
                                const kiln_image *b0, uint32_t count)
 {
@@ -385,12 +371,7 @@ static kiln_status mf_prepare(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_
     KILN_TRY(io_flush(ctx, gpu, &r->tio));
     KILN_TRY(kiln_vk_io_create(ctx, gpu, 1024 * 4, 0, &r->lut));
     float *l = kiln_vk_io_map(&r->lut);
-    for (int v = 0; v < 256; v++) {
-        l[v] = (flags & MIPF_DECODE_SRGB) ? kiln__srgb8_to_linear((uint8_t)v) : (float)v / 255.0f;
-        l[256 + v] = (float)v / 255.0f;
-        l[512 + v] = v < 255 ? kiln__srgb8_thresholds[v] : INFINITY;
-        l[768 + v] = v < 255 ? unorm8_threshold(v) : INFINITY;
-    }
+    kiln__gpu_mip_lut(l, (flags & MIPF_DECODE_SRGB) != 0);
     KILN_TRY(io_flush(ctx, gpu, &r->lut));
     KILN_TRY(kiln_vk_io_create(ctx, gpu, in_bytes, 0, &r->in));
     uint8_t *p = kiln_vk_io_map(&r->in);
