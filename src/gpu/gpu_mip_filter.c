@@ -115,40 +115,6 @@ static void mf_copy_out(void *user, size_t begin, size_t end, uint32_t worker)
 
 /* ---- alpha coverage (mip.h rule 8; the CPU's run_chain / pass_threshold / base_coverage) ---- */
 
-/* The stored alpha of output kind `kind` (1 U8, 3 F16, 4 F32) as a fraction (what an alpha test sees). */
-static double stored_alpha(int kind, float x)
-{
-    if (kind == 1) return kiln__float_to_unorm8(x) / 255.0;
-    if (kind == 3) return kiln__half_to_float(kiln__float_to_half(x));
-    return x;
-}
-
-static uint32_t fbits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float bitsf(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* Smallest fp32 x in (0, 1] whose stored value is > ref. */
-static float pass_threshold(int kind, float ref)
-{
-    uint32_t lo = 0, hi = fbits(1.0f);
-    while (hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (stored_alpha(kind, bitsf(mid)) > (double)ref) hi = mid;
-        else lo = mid;
-    }
-    return bitsf(hi);
-}
-
 /* Scales the alpha of output levels 1..L-1 of every image from the downloaded fp32 chain (levels
  * 1..L-1, vec4 per texel, chain_v vec4s per image): the scale is the CPU's kiln__mip_coverage_scale
  * of the same fp32 values with the same target, alpha' = min(1, s * clamp(a, 0, 1)) quantised as the
@@ -162,17 +128,10 @@ static kiln_status apply_coverage(kiln_context *ctx, const kiln__gpu_mip_job *jo
     const size_t n0 = (size_t)b0->width * b0->height, n1 = (size_t)w[1] * h[1];
     uint32_t *scratch = kiln__malloc(ctx, (n1 + 65536) * sizeof *scratch);
     if (!scratch) return KILN_ERR_OUT_OF_MEMORY;
-    const float thr = pass_threshold(job->out_kind, ref);
+    const float thr = kiln__mip_alpha_pass_threshold(job->out_kind, ref);
     for (uint32_t z = 0; z < job->count; z++) {
         const kiln_image *img = &job->images[z];
-        size_t cov0 = 0;
-        if (img->type == KILN_PIXEL_U8) {
-            const uint8_t *p = img->pixels;
-            for (size_t i = 0; i < n0; i++) cov0 += p[i * 4 + 3] / 255.0 > (double)ref;
-        } else {
-            const float *p = img->pixels;
-            for (size_t i = 0; i < n0; i++) cov0 += (double)p[i * 4 + 3] > (double)ref;
-        }
+        const size_t cov0 = kiln__mip_base_coverage(img, ref);
         for (uint32_t m = 1; m < L; m++) {
             size_t n = (size_t)w[m] * h[m];
             const float *lv = chain + ((size_t)z * chain_v + table[P_LEVEL + 4 * m + 2]) * 4;

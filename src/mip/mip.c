@@ -193,19 +193,19 @@ static float bitsf(uint32_t u)
 }
 
 /* Smallest fp32 x in (0, 1] whose stored value is > ref (ref in (0,1), so 1 always passes). */
-static float pass_threshold(sink_kind kind, float ref)
+float kiln__mip_alpha_pass_threshold(int kind, float ref)
 {
     uint32_t lo = 0, hi = fbits(1.0f); /* fails at lo, passes at hi */
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (sink_alpha_value(kind, bitsf(mid)) > (double)ref) hi = mid;
+        if (sink_alpha_value((sink_kind)kind, bitsf(mid)) > (double)ref) hi = mid;
         else lo = mid;
     }
     return bitsf(hi);
 }
 
 /* Texels of the base whose stored alpha is > ref. */
-static size_t base_coverage(const kiln_image *img, float ref)
+size_t kiln__mip_base_coverage(const kiln_image *img, float ref)
 {
     size_t n = (size_t)img->width * img->height, count = 0;
     if (img->type == KILN_PIXEL_U8) {
@@ -551,7 +551,7 @@ static kiln_status run_chain(kiln_context *ctx, const kiln_image *base, const cf
         goto done;
     }
     memset(tags, 0xff, (size_t)nslots * threads * sizeof *tags);
-    size_t cov0 = cf->coverage_ref > 0.0f ? base_coverage(base, cf->coverage_ref) : 0;
+    size_t cov0 = cf->coverage_ref > 0.0f ? kiln__mip_base_coverage(base, cf->coverage_ref) : 0;
     const size_t n0 = (size_t)W * H;
 
     const float *prev = NULL;
@@ -585,7 +585,7 @@ static kiln_status run_chain(kiln_context *ctx, const kiln_image *base, const cf
         if (cf->coverage_ref > 0.0f) {
             size_t n = (size_t)dw * dh;
             uint64_t target = ((uint64_t)2 * cov0 * n + n0) / ((uint64_t)2 * n0); /* round(cov0 * n / n0) */
-            float thr = pass_threshold(sinks[l].kind, cf->coverage_ref);
+            float thr = kiln__mip_alpha_pass_threshold((int)sinks[l].kind, cf->coverage_ref);
             q.coverage = 1;
             q.cov_scale = kiln__mip_coverage_scale(cur + 3, 4, n, (size_t)target, thr, cov_scratch);
         }

@@ -95,6 +95,10 @@
 uint32_t kiln__mip_box_taps(uint32_t src_size, uint32_t x, uint32_t index[3], float weight[3]);
 /* 1 when some texel of an RGBA image has alpha below 1 (rule 7: then colour is alpha-weighted). */
 int kiln__mip_base_has_alpha(const kiln_image *img);
+/* Alpha coverage (rule 8): the smallest fp32 x in (0, 1] whose stored value is > ref, for stored kind
+ * 1 U8, 2 U16, 3 F16, 4 F32 (the value an alpha test sees); and the base texels whose stored alpha is > ref. */
+float kiln__mip_alpha_pass_threshold(int kind, float ref);
+size_t kiln__mip_base_coverage(const kiln_image *img, float ref);
 
 /* The continuous kernels (rule 6), in units of output texels, not normalised; 0 outside the
  * support. kiln__mip_kernel_support gives the half-width (box: 0.5). */

@@ -122,14 +122,17 @@ static double block_err(const float f[64], const uint8_t blk[16], int sf)
     return e;
 }
 
+/* A crop of a test image (file under testdata/; NULL = the synthetic image of w x h). */
+typedef struct crop_spec {
+    const char *file;
+    uint32_t x, y, w, h;
+} crop_spec;
+
 static void seed_matches_cpu_model(void **state)
 {
     fixture *fx = *state;
     if (!fx->gpu) skip();
-    static const struct {
-        const char *file;
-        uint32_t x, y, w, h;
-    } crops[] = {
+    static const crop_spec crops[] = {
         {"hdr/blender_sunset_1024x512.exr", 470, 170, 61, 38},
         {"hdr/qtcreator_preview_landscape_256x128.hdr", 90, 40, 50, 33},
         {"hdr/blender_city_1024x512.exr", 400, 200, 40, 40},
@@ -171,10 +174,7 @@ static void kiln_fast_matches_cpu(void **state)
 {
     fixture *fx = *state;
     if (!fx->gpu) skip();
-    static const struct {
-        const char *file;
-        uint32_t x, y, w, h;
-    } crops[] = {
+    static const crop_spec crops[] = {
         {"hdr/blender_sunset_1024x512.exr", 470, 170, 29, 22},
         {"hdr/qtcreator_preview_landscape_256x128.hdr", 90, 40, 26, 17},
     };
@@ -295,10 +295,7 @@ static void kiln_quality_matches_cpu(void **state)
 {
     fixture *fx = *state;
     if (!fx->gpu) skip();
-    static const struct {
-        const char *file;
-        uint32_t x, y, w, h;
-    } crops[] = {
+    static const crop_spec crops[] = {
         {"hdr/blender_sunset_1024x512.exr", 470, 170, 21, 14},
         {"hdr/qtcreator_preview_landscape_256x128.hdr", 90, 40, 18, 13},
         {NULL, 0, 0, 23, 13}, /* synthetic */
@@ -422,10 +419,7 @@ static void kiln_high_native(void **state)
 {
     fixture *fx = *state;
     if (!fx->gpu) skip();
-    static const struct {
-        const char *file;
-        uint32_t x, y, w, h;
-    } crops[] = {
+    static const crop_spec crops[] = {
         {"hdr/blender_sunset_1024x512.exr", 470, 170, 41, 30},
         {"hdr/qtcreator_preview_landscape_256x128.hdr", 90, 40, 38, 29},
         {"hdr/blender_city_1024x512.exr", 300, 200, 37, 31},
