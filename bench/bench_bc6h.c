@@ -2,7 +2,8 @@
  *
  * usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu]
  *                   [--qualities fast,normal,high,max]
- *                   [--gpu-size N [--reps R] [--stripe B] [--exact] [--old] [--seed] [--both]]
+ *                   [--gpu-size N [--reps R] [--stripe B] [--exact] [--old] [--seed] [--both]
+ *                    [--lanes 4,8,16]]
  *
  * --gpu-size N: instead, the GPU throughput table: an N x N image tiled from the four test images
  *   (one per quadrant, repeated), kiln's GPU encoder (strategy kiln) at each quality, R timed runs
@@ -18,7 +19,11 @@
  *   (KILN_BC6H_GPU_EXACT=1: the CPU-exact port enc_bc6h_q.comp at high), --old the row high-h4 (the
  *   first GPU-native design enc_bc6h_h4.comp, KILN_BC6H_HIGH_DESIGN=4), --seed the row seed-high (the
  *   seed design GPURealTimeBC6H at high, UF16 only: a calibration point between devices; its stripe
- *   columns compare with kiln's CPU high); --both prints the SF16 table after the UF16 one.
+ *   columns compare with kiln's CPU high); --both prints the SF16 table after the UF16 one; --lanes
+ *   4,8,16 adds the rows high-l4, high-l8, high-l16 after high (the several-lanes design
+ *   enc_bc6h_hl.comp, KILN_BC6H_HIGH_DESIGN=lanes with KILN_BC6H_HIGH_LANES=4, 8, 16). The row high
+ *   runs with the caller's KILN_BC6H_HIGH_DESIGN / KILN_BC6H_HIGH_LANES / KILN_BC6H_HIGH_CFG (the
+ *   default design when unset); the other rows set what they need and restore the caller's values.
  *
  * Rows, per image:
  *   cpu-<quality>      kiln's CPU encoder (kiln_encode_image, CPU backend, N threads; default all)
@@ -181,9 +186,16 @@ static double image_rmsle(kiln_context *ctx, const kiln_image *src, kiln_format 
     return r;
 }
 
+static void restore_env(const char *name, int had, const char *value)
+{
+    if (had) setenv(name, value, 1);
+    else unsetenv(name);
+}
+
 /* The GPU throughput table (--gpu-size). */
 static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, kiln_format fmt, const int qon[4],
-                   uint32_t n, int reps, uint32_t stripe, int with_exact /* rows: 1 exact, 2 old, 4 seed */)
+                   uint32_t n, int reps, uint32_t stripe, int with_exact /* rows: 1 exact, 2 old, 4 seed */,
+                   int lanes_mask /* rows high-l4, -l8, -l16: bits 0, 1, 2 */)
 {
     static const char *qname[4] = {"fast", "normal", "high", "max"};
     kiln_image src[NIMG], big, top;
@@ -224,22 +236,37 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
            "x fast", "RMSLE", "identical", "stripe-GPU", "stripe-CPU", "proc ms", "xf proc");
     const double gpix = (double)n * n * 1e-9;
     double fast_ms = 0.0, fast_cpu = 0.0;
-    /* rows: fast, normal, high (GPU-native), high-h4 (KILN_BC6H_HIGH_DESIGN=4, with --old), high-exact
-     * (KILN_BC6H_GPU_EXACT=1, with --exact), max, seed-high (gpu_strategy 1 at high, with --seed) */
-    for (int row = 0; row < 7; row++) {
-        static const int rq[7] = {0, 1, 2, 2, 2, 3, 2};
-        const int q = rq[row], old = row == 3, exact = row == 4, seed = row == 6;
-        if (!qon[q] || (old && !(with_exact & 2)) || (exact && !(with_exact & 1)) || (seed && !(with_exact & 4))) continue;
-        const char *rname = old ? "high-h4" : exact ? "high-exact" : seed ? "seed-high" : qname[q];
+    /* rows: fast, normal, high (GPU-native), high-l4/-l8/-l16 (KILN_BC6H_HIGH_DESIGN=lanes, with
+     * --lanes), high-h4 (KILN_BC6H_HIGH_DESIGN=4, with --old), high-exact (KILN_BC6H_GPU_EXACT=1, with
+     * --exact), max, seed-high (gpu_strategy 1 at high, with --seed) */
+    char env_design[64] = "", env_lanes[64] = ""; /* the caller's, restored after each row */
+    const int had_design = getenv("KILN_BC6H_HIGH_DESIGN") != NULL, had_lanes = getenv("KILN_BC6H_HIGH_LANES") != NULL;
+    if (had_design) snprintf(env_design, sizeof env_design, "%s", getenv("KILN_BC6H_HIGH_DESIGN"));
+    if (had_lanes) snprintf(env_lanes, sizeof env_lanes, "%s", getenv("KILN_BC6H_HIGH_LANES"));
+    static const int order[10] = {0, 1, 2, 7, 8, 9, 3, 4, 5, 6};
+    for (int oi = 0; oi < 10; oi++) {
+        const int row = order[oi];
+        static const int rq[10] = {0, 1, 2, 2, 2, 3, 2, 2, 2, 2};
+        static const char *lname[3] = {"high-l4", "high-l8", "high-l16"}, *lval[3] = {"4", "8", "16"};
+        const int q = rq[row], old = row == 3, exact = row == 4, seed = row == 6, ml = row >= 7 ? row - 7 : -1;
+        if (!qon[q] || (old && !(with_exact & 2)) || (exact && !(with_exact & 1)) || (seed && !(with_exact & 4)) ||
+            (ml >= 0 && !(lanes_mask & (1 << ml))))
+            continue;
+        const char *rname = old ? "high-h4" : exact ? "high-exact" : seed ? "seed-high" : ml >= 0 ? lname[ml] : qname[q];
         if (exact) setenv("KILN_BC6H_GPU_EXACT", "1", 1);
         if (old) setenv("KILN_BC6H_HIGH_DESIGN", "4", 1);
+        if (ml >= 0) {
+            setenv("KILN_BC6H_HIGH_DESIGN", "lanes", 1);
+            setenv("KILN_BC6H_HIGH_LANES", lval[ml], 1);
+        }
         kiln_encode_params ep;
         kiln_encode_params_init(&ep, fmt, (kiln_quality)q);
         ep.gpu_strategy = seed ? 1 : 0;
         kiln_status st = kiln_encode_image(gctx, &big, &ep, out, size); /* warm-up (pipeline compile) */
         if (st != KILN_OK) {
             unsetenv("KILN_BC6H_GPU_EXACT");
-            unsetenv("KILN_BC6H_HIGH_DESIGN");
+            restore_env("KILN_BC6H_HIGH_DESIGN", had_design, env_design);
+            restore_env("KILN_BC6H_HIGH_LANES", had_lanes, env_lanes);
             printf("%-10s %s: %s\n", rname, st == KILN_ERR_UNSUPPORTED ? "n/a" : "error", kiln_last_error(gctx));
             continue;
         }
@@ -264,7 +291,8 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
         double rg = -1.0, rc = -1.0;
         size_t same = 0, nb = (size_t)bx * stripe;
         unsetenv("KILN_BC6H_GPU_EXACT");
-        unsetenv("KILN_BC6H_HIGH_DESIGN");
+        restore_env("KILN_BC6H_HIGH_DESIGN", had_design, env_design);
+        restore_env("KILN_BC6H_HIGH_LANES", had_lanes, env_lanes);
         ep.gpu_strategy = 0; /* the CPU encoder at the same quality (the seed row too) */
         if (stripe && kiln_encode_image(ctx, &top, &ep, cpu, tsize) == KILN_OK) {
             for (size_t i = 0; i < nb; i++) same += memcmp(out + i * 16, cpu + i * 16, 16) == 0;
@@ -292,7 +320,7 @@ int main(int argc, char **argv)
     uint32_t threads = 0, crop_n = 0;
     int sf = 0, gpu = 0, cpu = 1, reps = 7;
     uint32_t big_n = 0, stripe = 8;
-    int with_exact = 0, both = 0;
+    int with_exact = 0, both = 0, lanes_mask = 0;
     const char *quals = "fast,normal,high,max";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--testdata") && i + 1 < argc) testdata = argv[++i];
@@ -309,9 +337,16 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--old")) with_exact |= 2;
         else if (!strcmp(argv[i], "--seed")) with_exact |= 4;
         else if (!strcmp(argv[i], "--both")) both = 1;
+        else if (!strcmp(argv[i], "--lanes") && i + 1 < argc) {
+            char list[64];
+            snprintf(list, sizeof list, "%s", argv[++i]);
+            for (char *t = strtok(list, ","); t; t = strtok(NULL, ","))
+                lanes_mask |= !strcmp(t, "4") ? 1 : !strcmp(t, "8") ? 2 : !strcmp(t, "16") ? 4 : 0;
+        }
         else {
             fprintf(stderr, "usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu] "
-                            "[--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B] [--exact] [--old] [--seed] [--both]]\n");
+                            "[--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B] [--exact] [--old] [--seed] [--both] "
+                            "[--lanes 4,8,16]]\n");
             return 2;
         }
     }
@@ -336,9 +371,9 @@ int main(int argc, char **argv)
         }
     }
     if (big_n) {
-        int rc = gctx ? gpu_big(ctx, gctx, testdata, fmt, qon, big_n, reps < 1 ? 1 : reps, stripe, with_exact) : 1;
+        int rc = gctx ? gpu_big(ctx, gctx, testdata, fmt, qon, big_n, reps < 1 ? 1 : reps, stripe, with_exact, lanes_mask) : 1;
         if (rc == 0 && both && !sf)
-            rc = gpu_big(ctx, gctx, testdata, KILN_FORMAT_BC6H_SFLOAT, qon, big_n, reps < 1 ? 1 : reps, stripe, with_exact);
+            rc = gpu_big(ctx, gctx, testdata, KILN_FORMAT_BC6H_SFLOAT, qon, big_n, reps < 1 ? 1 : reps, stripe, with_exact, lanes_mask);
         kiln_context_free(gctx);
         kiln_context_free(ctx);
         return rc;

@@ -3,7 +3,7 @@
  *
  * usage: gpu_encode [--image FILE | --size N] [--formats a,b,...] [--qualities fast,normal,high,max]
  *                   [--strategies kiln,seed] [--runs N] [--cpu-runs N] [--batch N] [--batch-size N]
- *                   [--device N] [--threads N] [--tmp DIR] [--no-cpu] [--pipeline] [--write-batch DIR]
+ *                   [--device N] [--threads N] [--tmp DIR] [--no-cpu] [--pipeline] [--write-batch DIR] [--dither]
  *
  * Source: --image FILE (any format kiln loads), else a synthetic N x N RGBA8 texture (default 4096:
  * gradients, noise, edges, varying alpha), deterministic.
@@ -34,66 +34,14 @@
 #include "core/internal.h"
 #include "gpu/gpu.h"
 
+#include "gpu_bench_util.h" /* timing, lists, crops, PSNR, file writes (shared with gpu_batch_rows.c) */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static double minimum(const double *v, int n)
-{
-    double m = v[0];
-    for (int i = 1; i < n; i++)
-        if (v[i] < m) m = v[i];
-    return m;
-}
-
-/* Comma list item i of list into buf; 0 when past the end. */
-static int list_item(const char *list, int i, char *buf, size_t cap)
-{
-    const char *p = list;
-    for (int k = 0; k < i && p; k++) {
-        p = strchr(p, ',');
-        if (p) p++;
-    }
-    if (!p || !*p) return 0;
-    const char *e = strchr(p, ',');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len + 1 > cap) len = cap - 1;
-    memcpy(buf, p, len);
-    buf[len] = 0;
-    return 1;
-}
-
-static uint32_t hash32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
 
 /* Deterministic texture: smooth gradients, a band of noise, hard edges, flat patches, varying alpha. */
 static int synthetic(uint32_t n, kiln_image *img)
@@ -118,84 +66,6 @@ static int synthetic(uint32_t n, kiln_image *img)
             for (int c = 0; c < 4; c++) t[c] = (uint8_t)(v[c] < 0 ? 0 : v[c] > 255 ? 255 : v[c] + 0.5f);
         }
     return 0;
-}
-
-static int crop(const kiln_image *src, uint32_t x0, uint32_t y0, uint32_t w, uint32_t h, kiln_image *out)
-{
-    if (kiln_image_alloc(NULL, out, w, h, src->type) != KILN_OK) return -1;
-    out->channels = src->channels;
-    out->srgb = src->srgb;
-    size_t px = 4 * (size_t)src->type;
-    for (uint32_t y = 0; y < h; y++) {
-        uint32_t sy = (y0 + y) % src->height;
-        for (uint32_t x = 0; x < w; x++) {
-            uint32_t sx = (x0 + x) % src->width;
-            memcpy((uint8_t *)out->pixels + ((size_t)y * w + x) * px, (const uint8_t *)src->pixels + ((size_t)sy * src->width + sx) * px, px);
-        }
-    }
-    return 0;
-}
-
-/* Source value of channel c at texel i in [0, 1]. */
-static double src_value(const kiln_image *img, size_t i, int c)
-{
-    switch (img->type) {
-    case KILN_PIXEL_U8: return ((const uint8_t *)img->pixels)[i * 4 + c] / 255.0;
-    case KILN_PIXEL_U16: return ((const uint16_t *)img->pixels)[i * 4 + c] / 65535.0;
-    default: {
-        double v = ((const float *)img->pixels)[i * 4 + c];
-        return v != v ? 0.0 : v < 0 ? 0.0 : v > 1 ? 1.0 : v;
-    }
-    }
-}
-
-/* PSNR over the format's channels (R; R, G; R, G, B; R, G, B, A for formats with alpha). */
-static double psnr_blocks(kiln_context *cpu, const kiln_image *src, kiln_format f, const uint8_t *blocks)
-{
-    const kiln_format_info *fi = kiln_format_get_info(f);
-    kiln_texture tex;
-    if (kiln_texture_alloc(cpu, &tex, f, src->width, src->height, 1, 1, 1) != KILN_OK) return NAN;
-    memcpy(tex.data, blocks, tex.data_size);
-    kiln_image dec;
-    kiln_status st = kiln_decode(cpu, &tex, 0, 0, 0, &dec);
-    kiln_texture_free(&tex);
-    if (st != KILN_OK) return NAN;
-    int nch = (int)fi->channels;
-    if (nch < 1 || nch > 4) nch = 3;
-    if (nch == 4 && (fi->flags & KILN_FF_ALPHA1)) nch = 3; /* 1-bit alpha: colour only */
-    int is_signed = (fi->flags & KILN_FF_SIGNED) != 0;
-    double se = 0.0;
-    size_t n = (size_t)src->width * src->height;
-    for (size_t i = 0; i < n; i++)
-        for (int c = 0; c < nch; c++) {
-            double s = src_value(src, i, c), d;
-            if (dec.type == KILN_PIXEL_U8) d = ((const uint8_t *)dec.pixels)[i * 4 + c] / 255.0;
-            else if (dec.type == KILN_PIXEL_U16) d = ((const uint16_t *)dec.pixels)[i * 4 + c] / 65535.0;
-            else d = ((const float *)dec.pixels)[i * 4 + c];
-            if (is_signed && dec.type == KILN_PIXEL_F32) d = (d + 1.0) * 0.5;
-            se += (s - d) * (s - d);
-        }
-    kiln_image_free(&dec);
-    double mse = se / (double)(n * (size_t)nch);
-    return mse <= 0.0 ? INFINITY : 10.0 * log10(1.0 / mse);
-}
-
-static int write_file(const char *path, const void *data, size_t size)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    size_t w = fwrite(data, 1, size, f);
-    int rc = fclose(f);
-    return (w == size && rc == 0) ? 0 : -1;
-}
-
-static kiln_quality parse_quality(const char *s)
-{
-    if (!strcmp(s, "fast")) return KILN_QUALITY_FAST;
-    if (!strcmp(s, "normal")) return KILN_QUALITY_NORMAL;
-    if (!strcmp(s, "high")) return KILN_QUALITY_HIGH;
-    if (!strcmp(s, "max")) return KILN_QUALITY_MAX;
-    return (kiln_quality)-1;
 }
 
 /* ---------------------------------------------------------------- --pipeline (owner gpuio) */
@@ -347,7 +217,7 @@ int main(int argc, char **argv)
     int runs = 10, cpu_runs = 3, batch = 0, device = -1, threads = 0, do_cpu = 1;
     const char *formats = "bc1,bc3,bc4,bc5", *qualities = "fast,normal,high,max", *strategies = "kiln,seed";
     const char *image = NULL, *tmpdir = NULL, *write_batch = NULL;
-    int pipeline = 0;
+    int pipeline = 0, dither = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--size") && v) size = (uint32_t)atoi(argv[++i]);
@@ -364,12 +234,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--tmp") && v) tmpdir = argv[++i];
         else if (!strcmp(a, "--no-cpu")) do_cpu = 0;
         else if (!strcmp(a, "--pipeline")) pipeline = 1;
+        else if (!strcmp(a, "--dither")) dither = 1; /* params->dither on both sides (helper gpudither) */
         else if (!strcmp(a, "--write-batch") && v) write_batch = argv[++i];
         else {
             int help = !strcmp(a, "--help") || !strcmp(a, "-h");
             fprintf(stderr, "usage: %s [--image FILE | --size N] [--formats a,b] [--qualities fast,normal,high,max] "
                             "[--strategies kiln,seed] [--runs N] [--cpu-runs N] [--batch N] [--batch-size N] "
-                            "[--device N] [--threads N] [--tmp DIR] [--no-cpu] [--pipeline] [--write-batch DIR]\n", argv[0]);
+                            "[--device N] [--threads N] [--tmp DIR] [--no-cpu] [--pipeline] [--write-batch DIR] [--dither]\n", argv[0]);
             return help ? 0 : 2;
         }
     }
@@ -482,6 +353,7 @@ int main(int argc, char **argv)
             int have_cpu = 0;
             kiln_encode_params ep;
             kiln_encode_params_init(&ep, f, q);
+            ep.dither = dither;
             if (do_cpu) {
                 double *ct = malloc(sizeof *ct * (size_t)cpu_runs);
                 if (!ct) return 1;

@@ -1,6 +1,7 @@
 /* gpu_encode_etc.c - bench of the GPU ETC / EAC encoders (src/gpu/gpu_encode_etc.c): kiln's exact designs at
  * every quality (EAC R11 / RG11, ETC1, ETC2 RGB / RGBA at fast) and betsy's seed designs (EAC, ETC1; shared-memory
- * preload and direct reads), next to kiln's CPU encoder.
+ * preload and direct reads; ETC2 RGB / RGBA colour at --quality, default normal, at --seed-size), next to kiln's CPU
+ * encoder.
  *
  *   gpu_encode_etc [--size N] [--seed-size N] [--cpu-size N] [--runs R] [--threads T] [image.png]
  *
@@ -201,6 +202,10 @@ int main(int argc, char **argv)
             run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, 1, KILN_QUALITY_MAX, runs < 3 ? runs : 3, 1);
             run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, 0, KILN_QUALITY_MAX, runs < 3 ? runs : 3, 1);
         }
+        if ((i == 5 || i == 6) && !no_seed) /* the ETC2 seed (betsy, gpu_encode_etc2_seed.c): --quality or normal */
+            for (int pl = 1; pl >= 0; pl--)
+                run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, pl,
+                        only_q >= 0 ? (kiln_quality)only_q : KILN_QUALITY_NORMAL, runs < 3 ? runs : 3, 0);
         if (i == 4 && !no_seed) /* the ETC1 seed: radius 0 / 1 / 2 / 2 */
             for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
                 if (only_q < 0 || only_q == q)

@@ -1,6 +1,7 @@
 /* gpu_etc2_th.c - bench of the GPU ETC2 T / H pass (src/gpu/gpu_etc2_th.c, shaders/enc_etc2_th.comp).
  *
- *   gpu_etc2_th [--size N] [--runs R] [--threads T] [--quality 0-3] [--a1] [--perceptual] [--check B] [image.png]
+ *   gpu_etc2_th [--size N] [--runs R] [--threads T] [--quality 0-3] [--a1] [--perceptual] [--check B]
+ *               [--lanes L[:P],...] [image.png]
  *
  * The image (default ../shared/testdata/ldr/stk_generic_rock_a_512.png, mirrored-tiled to N x N, default 4096)
  * gets the CPU's state before T / H (kiln__etc2_search_pre_th: ETC1 modes + planar, on T threads), then the
@@ -8,7 +9,9 @@
  * median, blocks above the quality's gate / improved, and "== CPU": the first B blocks (default 16384) compared
  * with the CPU's kiln__etc2_search_th (bytes and error); one row per build of the shader: "rolled"
  * (enc_etc2_th.comp, the default) and "unrolled" (enc_etc2_th_unroll.comp, KILN_GPU_ETC2_TH_UNROLL=1). --a1: ETC2 RGB A1 with a random alpha (1 pixel in 8 below
- * the threshold). */
+ * the threshold). --lanes: instead of those two rows, one row per configuration of the search (unrolled build):
+ * L invocations per block (KILN_GPU_ETC2_TH_LANES) and P (KILN_GPU_ETC2_TH_PREP: 1 the gate writes the partitions,
+ * 0 every lane sorts; left out: the library's default for L), e.g. --lanes 1,1:1,4,8,16,8:0. */
 #include "codec/etc_enc.h"
 #include "core/internal.h"
 #include "gpu/gpu_etc2_th.h"
@@ -79,7 +82,29 @@ int main(int argc, char **argv)
     uint32_t n = 4096, threads = 0, check = 16384;
     int runs = 5, only_q = -1, a1 = 0, perceptual = 0;
     const char *path = NULL;
+    /* --lanes: up to 16 configurations "L" or "L:P" */
+    char lanes_v[16][8], prep_v[16][4];
+    int ncfg = 0;
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--lanes") && i + 1 < argc) {
+            const char *c = argv[++i];
+            while (*c && ncfg < 16) {
+                size_t len = strcspn(c, ","), colon = strcspn(c, ":");
+                if (len == 0 || len >= 8) break;
+                size_t ll = colon < len ? colon : len;
+                memcpy(lanes_v[ncfg], c, ll);
+                lanes_v[ncfg][ll] = 0;
+                prep_v[ncfg][0] = 0;
+                if (colon < len && len - colon - 1 < 4) {
+                    memcpy(prep_v[ncfg], c + colon + 1, len - colon - 1);
+                    prep_v[ncfg][len - colon - 1] = 0;
+                }
+                ncfg++;
+                c += len;
+                if (*c == ',') c++;
+            }
+            continue;
+        }
         if (!strcmp(argv[i], "--size") && i + 1 < argc) n = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (uint32_t)atoi(argv[++i]);
@@ -89,7 +114,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--perceptual")) perceptual = 1;
         else if (argv[i][0] != '-') path = argv[i];
         else {
-            fprintf(stderr, "usage: %s [--size N] [--runs R] [--threads T] [--quality 0-3] [--a1] [--perceptual] [--check B] [image.png]\n",
+            fprintf(stderr, "usage: %s [--size N] [--runs R] [--threads T] [--quality 0-3] [--a1] [--perceptual] [--check B] "
+                            "[--lanes L[:P],...] [image.png]\n",
                     argv[0]);
             return 2;
         }
@@ -164,9 +190,18 @@ int main(int argc, char **argv)
         uint32_t nc = check < nblocks ? check : (uint32_t)nblocks;
         job jp = {px, n, n, bx, &params, a1, 1, post};
         if (kiln__parallel_for(g, nc, 64, states, &jp) != KILN_OK) return 1;
-        for (int variant = 0; variant < 2; variant++) {
-            setenv("KILN_GPU_ETC2_TH_UNROLL", variant ? "1" : "0", 1);
-            const char *vn = variant ? "unrolled" : "rolled";
+        for (int variant = 0; variant < (ncfg ? ncfg : 2); variant++) {
+            char vn[48];
+            if (ncfg) {
+                setenv("KILN_GPU_ETC2_TH_UNROLL", "1", 1);
+                setenv("KILN_GPU_ETC2_TH_LANES", lanes_v[variant], 1);
+                if (prep_v[variant][0]) setenv("KILN_GPU_ETC2_TH_PREP", prep_v[variant], 1);
+                else unsetenv("KILN_GPU_ETC2_TH_PREP");
+                snprintf(vn, sizeof vn, "lanes %.7s%s%.3s", lanes_v[variant], prep_v[variant][0] ? " prep " : "", prep_v[variant]);
+            } else {
+                setenv("KILN_GPU_ETC2_TH_UNROLL", variant ? "1" : "0", 1);
+                snprintf(vn, sizeof vn, "%s", variant ? "unrolled" : "rolled");
+            }
             int failed = 0;
             for (int r = -1; r < runs && !failed; r++) {
                 memcpy(run, pre, nblocks * sizeof *run);

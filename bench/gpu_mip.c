@@ -8,6 +8,10 @@
  *
  * usage: gpu_mip [--runs N] [--sizes WxH[xCOUNT],...] [--strategies a,b,...] [--alpha] [--device N] [--quick]
  *                [--check]
+ * Strategy names per-level, subgroup, pyramid use the fast box path (shaders/mip_fast.comp on even levels,
+ * mip_fast_level.comp on odd ones and the tail) unless KILN_GPU_MIP_FAST=0 (or =1: even levels only);
+ * NAME-general runs the general path alone (the pre-fast kernels) and NAME-even only the even stages, so
+ * one run compares them.
  * --check instead compares every strategy (kiln_mip_texture_layers on the GPU) with the CPU reference
  * on synthetic alpha-weighted sRGB images of the same sizes and prints the worst difference (exit 1 when
  * a strategy other than blit is more than 1 LSB off): the real-GPU test of the single pass's ordering.
@@ -26,10 +30,13 @@
  * (min / median of --runs after one warm-up), kernel time (host path: the mip pass + every level's
  * encode; resident: mip + encode passes, timestamps), blocks the CPU encoder redid, and whether the
  * bytes are the same (exit 1 when not). Default size 4096x4096 (synthetic RGBA8 sRGB texels: flat 8x8
- * patches and noise with varying alpha; --image loads a file instead). bc6h/bc6h-sf get float texels.
+ * patches and noise with varying alpha; --image loads a file instead). bc6h/bc6h-sf get float texels;
+ * --float gives every format float texels in [0, 1] (a float chain into the 8-bit encoders: the device
+ * conversion pass), --mip-strategy S (e.g. blit) the mip strategy of both paths.
  * Lavapipe is accepted (KILN_ALLOW_CPU_VULKAN semantics: the backend is forced to Vulkan). */
 #include "core/internal.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_mip.h"
 #include "gpu/gpu_mip_encode.h"
 
 #include <stdio.h>
@@ -60,6 +67,18 @@ static void stats(double *v, int n, double *mn, double *med)
 }
 
 static const char *const names[] = {"auto", "blit", "per-level", "subgroup", "pyramid", "single-pass", "baseline"};
+
+/* "per-level-general", "pyramid-general", ...: the strategy without the fast box path (as KILN_GPU_MIP_FAST=0
+ * runs it); "pyramid-even", ...: only its even stages (shaders/mip_fast.comp, as KILN_GPU_MIP_FAST=1); the
+ * plain name: as the environment says (all of the fast path unless KILN_GPU_MIP_FAST is 0 or 1). */
+#define GPU_MIP_VARIANTS (KILN__GPU_MIP_BENCH_GENERAL | KILN__GPU_MIP_BENCH_EVEN)
+static const char *sname(int s, char *buf, size_t n)
+{
+    int b = s & ~GPU_MIP_VARIANTS;
+    snprintf(buf, n, "%s%s", b >= 0 && b < 7 ? names[b] : "?",
+             (s & KILN__GPU_MIP_BENCH_GENERAL) ? "-general" : (s & KILN__GPU_MIP_BENCH_EVEN) ? "-even" : "");
+    return buf;
+}
 
 /* --check: every strategy through kiln_mip_texture_layers on the GPU against the CPU reference on a
  * synthetic sRGB image with varying alpha (alpha-weighted path), all layers of a batch; prints the
@@ -98,10 +117,20 @@ static int check_size(kiln_context *gpu, kiln_context *cpu, uint32_t w, uint32_t
     }
     for (uint32_t s = 0; s < nstrat && rc == 0; s++) {
         if (strategies[s] == KILN_MIP_STRATEGY_BASELINE) continue;
-        mp.strategy = (kiln_mip_strategy)strategies[s];
+        char nb[48];
+        const char *env = getenv("KILN_GPU_MIP_FAST");
+        char saved[16] = "";
+        if (env) snprintf(saved, sizeof saved, "%s", env);
+        if (strategies[s] & KILN__GPU_MIP_BENCH_GENERAL) setenv("KILN_GPU_MIP_FAST", "0", 1);
+        if (strategies[s] & KILN__GPU_MIP_BENCH_EVEN) setenv("KILN_GPU_MIP_FAST", "1", 1);
+        mp.strategy = (kiln_mip_strategy)(strategies[s] & ~GPU_MIP_VARIANTS);
         kiln_texture t;
-        if (kiln_mip_texture_layers(gpu, imgs, count, 1, count > 1, &mp, KILN_FORMAT_RGBA8_SRGB, &t) != KILN_OK) {
-            printf("| %ux%u x%u | %s | failed: %s |\n", w, h, count, names[strategies[s]], kiln_last_error(gpu));
+        kiln_status ts = kiln_mip_texture_layers(gpu, imgs, count, 1, count > 1, &mp, KILN_FORMAT_RGBA8_SRGB, &t);
+        if (saved[0]) setenv("KILN_GPU_MIP_FAST", saved, 1);
+        else unsetenv("KILN_GPU_MIP_FAST");
+        if (ts != KILN_OK) {
+            printf("| %ux%u x%u | %s | failed: %s |\n", w, h, count, sname(strategies[s], nb, sizeof nb),
+                   kiln_last_error(gpu));
             rc = 1;
             continue;
         }
@@ -113,7 +142,8 @@ static int check_size(kiln_context *gpu, kiln_context *cpu, uint32_t w, uint32_t
             off1 += d == 1;
         }
         int ok = t.data_size == ref.data_size && (worst <= 1 || strategies[s] == KILN_MIP_STRATEGY_BLIT);
-        printf("| %ux%u x%u | %s | worst %d LSB, %zu values off by 1 | %s |\n", w, h, count, names[strategies[s]], worst,
+        printf("| %ux%u x%u | %s | worst %d LSB, %zu values off by 1 | %s |\n", w, h, count,
+               sname(strategies[s], nb, sizeof nb), worst,
                off1, ok ? "ok" : (strategies[s] == KILN_MIP_STRATEGY_BLIT ? "blit: inexact" : "FAIL"));
         if (!ok) rc = 1;
         kiln_texture_free(&t);
@@ -279,8 +309,14 @@ static const size_item filter_sizes[] = {{1920, 1080, 1}, {2048, 2048, 1}, {4096
 
 static int parse_strategy(const char *s)
 {
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 7; i++) {
         if (!strcmp(s, names[i])) return i;
+        size_t n = strlen(names[i]);
+        if (i >= KILN_MIP_STRATEGY_PER_LEVEL && i <= KILN_MIP_STRATEGY_PYRAMID && !strncmp(s, names[i], n)) {
+            if (!strcmp(s + n, "-general")) return i | KILN__GPU_MIP_BENCH_GENERAL;
+            if (!strcmp(s + n, "-even")) return i | KILN__GPU_MIP_BENCH_EVEN;
+        }
+    }
     return -1;
 }
 
@@ -307,7 +343,7 @@ static int synth_image(uint32_t w, uint32_t h, int f32, kiln_image *img)
             if (((x / 8) + (y / 8)) % 3 == 0) v = (((x / 8) * 2654435761u) ^ ((y / 8) * 40503u)) | 0xff000000u;
             if (f32) {
                 float *p = (float *)img->pixels + i * 4;
-                for (int c = 0; c < 3; c++) p[c] = (float)((v >> (8 * c)) & 255u) / 32.0f;
+                for (int c = 0; c < 3; c++) p[c] = (float)((v >> (8 * c)) & 255u) / (f32 == 2 ? 255.0f : 32.0f);
                 p[3] = 1.0f;
             } else {
                 memcpy((uint8_t *)img->pixels + i * 4, &v, 4);
@@ -340,7 +376,7 @@ static kiln_status host_path(kiln_context *ctx, const kiln_image *img, const kil
 }
 
 static int bench_encode(kiln_context *ctx, const size_item *sizes, size_t nsizes, const char *formats, const char *image,
-                        int quality, int filter, uint32_t runs)
+                        int quality, int filter, uint32_t runs, int enc_float, int enc_strategy)
 {
     static const char *qn[] = {"fast", "normal", "high", "max"};
     const kiln_gpu_info *gi = kiln_context_gpu(ctx);
@@ -364,7 +400,8 @@ static int bench_encode(kiln_context *ctx, const size_item *sizes, size_t nsizes
                 free(dup);
                 return 2;
             }
-            const int f32 = fmt == KILN_FORMAT_BC6H_UFLOAT || fmt == KILN_FORMAT_BC6H_SFLOAT;
+            /* --float (mipres2): float texels in [0, 1] for the 8-bit formats too (the float-chain conversion) */
+            const int f32 = fmt == KILN_FORMAT_BC6H_UFLOAT || fmt == KILN_FORMAT_BC6H_SFLOAT ? 1 : enc_float ? 2 : 0;
             kiln_image img;
             char label[128];
             if (image) {
@@ -379,13 +416,18 @@ static int bench_encode(kiln_context *ctx, const size_item *sizes, size_t nsizes
                     free(dup);
                     return 1;
                 }
-                snprintf(label, sizeof label, "synthetic %ux%u", img.width, img.height);
+                snprintf(label, sizeof label, "synthetic %ux%u%s", img.width, img.height, f32 == 2 ? " float" : "");
             }
             kiln_encode_params ep;
             kiln_encode_params_init(&ep, fmt, (kiln_quality)quality);
             kiln_mip_params mp;
             kiln_mip_params_init(&mp);
             mp.filter = (kiln_mip_filter)filter;
+            mp.strategy = (kiln_mip_strategy)enc_strategy; /* --mip-strategy (mipres2): e.g. blit */
+            if (enc_strategy != KILN_MIP_STRATEGY_AUTO) {
+                size_t n = strlen(label);
+                snprintf(label + n, sizeof label - n, " %s", names[enc_strategy]);
+            }
             /* as kiln_encode_mips resolves the colour space */
             mp.color = (fi->flags & KILN_FF_SRGB) && !img.hdr ? KILN_MIP_COLOR_SRGB : KILN_MIP_COLOR_LINEAR;
             kiln_texture ref, got;
@@ -456,9 +498,10 @@ int main(int argc, char **argv)
     uint32_t runs = 10;
     int alpha = 0, device = -1, quick = 0, check = 0, wrap = 0, filters[8], nfilters = 0, quality = KILN_QUALITY_HIGH;
     const char *encode = NULL, *image = NULL;
+    int enc_float = 0, enc_strategy = KILN_MIP_STRATEGY_AUTO; /* --encode: --float, --mip-strategy NAME */
     size_item sizes[64];
     size_t nsizes = 0;
-    int strategies[8] = {KILN_MIP_STRATEGY_BASELINE, KILN_MIP_STRATEGY_BLIT, KILN_MIP_STRATEGY_PER_LEVEL,
+    int strategies[16] = {KILN_MIP_STRATEGY_BASELINE, KILN_MIP_STRATEGY_BLIT, KILN_MIP_STRATEGY_PER_LEVEL,
                          KILN_MIP_STRATEGY_SUBGROUP, KILN_MIP_STRATEGY_PYRAMID, KILN_MIP_STRATEGY_SINGLE_PASS};
     uint32_t nstrat = 6;
     for (int i = 1; i < argc; i++) {
@@ -468,6 +511,15 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--encode") && next) {
             encode = next;
+            i++;
+        } else if (!strcmp(a, "--float")) {
+            enc_float = 1;
+        } else if (!strcmp(a, "--mip-strategy") && next) {
+            enc_strategy = parse_strategy(next);
+            if (enc_strategy < 0 || enc_strategy >= KILN_MIP_STRATEGY_BASELINE) {
+                fprintf(stderr, "gpu_mip: --mip-strategy '%s' (auto, blit, per-level, subgroup, pyramid, single-pass)\n", next);
+                return 2;
+            }
             i++;
         } else if (!strcmp(a, "--image") && next) {
             image = next;
@@ -520,7 +572,7 @@ int main(int argc, char **argv)
             /* baseline and blit always first: the ratios need them */
             strategies[nstrat++] = KILN_MIP_STRATEGY_BASELINE;
             strategies[nstrat++] = KILN_MIP_STRATEGY_BLIT;
-            for (char *t = strtok_r(dup, ",", &save); t && nstrat < 8; t = strtok_r(NULL, ",", &save)) {
+            for (char *t = strtok_r(dup, ",", &save); t && nstrat < 16; t = strtok_r(NULL, ",", &save)) {
                 int s = parse_strategy(t);
                 if (s < 0) {
                     fprintf(stderr, "gpu_mip: unknown strategy '%s'\n", t);
@@ -534,7 +586,7 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr, "usage: gpu_mip [--runs N] [--sizes WxH[xCOUNT],...] [--strategies a,b,...] [--alpha] "
                             "[--device N] [--quick] [--check] [--filter kaiser,lanczos3,mitchell,box [--wrap]] "
-                            "[--encode bc1,bc3,... [--quality Q] [--image PATH]]\n");
+                            "[--encode bc1,bc3,... [--quality Q] [--image PATH] [--float] [--mip-strategy S]]\n");
             return 2;
         }
     }
@@ -573,7 +625,8 @@ int main(int argc, char **argv)
             sizes[0] = def;
             nsizes = 1;
         }
-        int rc = bench_encode(ctx, sizes, nsizes, encode, image, quality, nfilters ? filters[0] : 0, quick ? 2 : runs);
+        int rc = bench_encode(ctx, sizes, nsizes, encode, image, quality, nfilters ? filters[0] : 0, quick ? 2 : runs, enc_float,
+                              enc_strategy);
         kiln_context_free(ctx);
         return rc;
     }
@@ -606,8 +659,12 @@ int main(int argc, char **argv)
     printf("# kiln GPU mipmaps: %s (%s), %s\n\n", gi ? gi->name : "?", gi ? gi->driver : "?", date);
     printf("RGBA8 sRGB, %s, box filter, full chains; kernel time in us (Vulkan timestamps), %u runs cold (L2 flushed by a "
            "256 MiB write) and %u warm; SoL = vkCmdCopyBuffer moving the same bytes (cold min); eff = SoL / cold min; "
-           "ratios compare cold minima; blit is inexact on odd sizes.\n\n",
-           alpha ? "alpha-weighted" : "opaque", runs, runs);
+           "ratios compare cold minima; blit is inexact on odd sizes. Fast box path: %s; NAME-general = "
+           "the strategy without it, NAME-even = with its even stages only.\n\n",
+           alpha ? "alpha-weighted" : "opaque", runs, runs,
+           getenv("KILN_GPU_MIP_FAST") && getenv("KILN_GPU_MIP_FAST")[0] == '0' ? "off (KILN_GPU_MIP_FAST=0)"
+           : getenv("KILN_GPU_MIP_FAST") && !strcmp(getenv("KILN_GPU_MIP_FAST"), "1") ? "even levels only (KILN_GPU_MIP_FAST=1)"
+                                                                                  : "on");
     printf("| size | MB moved | SoL us | strategy | cold min | cold med | warm min | warm med | x baseline | x blit | eff |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     double *ms = calloc((size_t)nstrat * 2 * runs, sizeof *ms);
@@ -638,12 +695,14 @@ int main(int argc, char **argv)
             if (base_min > 0.0 && cmin > 0.0) snprintf(ratio, sizeof ratio, "%.2f", cmin / base_min);
             if (copy_ms > 0.0 && cmin > 0.0) snprintf(eff, sizeof eff, "%.0f%%", 100.0 * copy_ms / cmin);
             if (cmin < 0.0) {
+                char nb[48];
                 printf("| %s | %.2f | %.1f | %s | n/a | | | | | | |\n", s == 0 ? label : "", bytes / 1e6, copy_ms * 1e3,
-                       names[strategies[s]]);
+                       sname(strategies[s], nb, sizeof nb));
                 continue;
             }
+            char nb[48];
             printf("| %s | %.2f | %.1f | %s | %.1f | %.1f | %.1f | %.1f | %s | %s | %s |\n", s == 0 ? label : "",
-                   bytes / 1e6, copy_ms * 1e3, names[strategies[s]], cmin * 1e3, cmed * 1e3, wmin * 1e3, wmed * 1e3,
+                   bytes / 1e6, copy_ms * 1e3, sname(strategies[s], nb, sizeof nb), cmin * 1e3, cmed * 1e3, wmin * 1e3, wmed * 1e3,
                    ratio, rblit, eff);
         }
         fflush(stdout);

@@ -13,6 +13,12 @@
 layout(local_size_x_id = 0) in;
 #include "enc_bc1.glsl"
 
+// ALL_PER_BLOCK (specialisation constant 5; 0 by default, which changes nothing): 1 sends every block
+// of fast quality through per_block, as bc1_enc.c's fast_batch does when dithering (every block to its
+// per-block encoder); gpu_encode_bc.c sets it with params->dither, then enc_bc1_dither.comp re-picks
+// the indices (helper gpudither).
+layout(constant_id = 5) const uint ALL_PER_BLOCK = 0;
+
 shared uint s_fb[(KILN_EBC_LOCAL + 31) / 32];
 // the single-colour tables (flat_solution below)
 layout(std430, binding = 3) readonly buffer FlatTab { uint words[]; } ftab;
@@ -385,8 +391,8 @@ void main()
     barrier();
     uint b = group_linear() * KILN_EBC_LOCAL + lid;
     uint nblocks = pc.blocks_x * pc.blocks_y;
-    bool pb = b < nblocks && QUALITY == Q_NORMAL; // the per-block path (one call site: a small pipeline)
-    if (b < nblocks && QUALITY != Q_NORMAL) {
+    bool pb = b < nblocks && (QUALITY == Q_NORMAL || ALL_PER_BLOCK != 0u); // the per-block path (one call site: a small pipeline)
+    if (b < nblocks && QUALITY != Q_NORMAL && ALL_PER_BLOCK == 0u) {
         const vec3 sw = chan_sw(), cw = chan_w();
         const uint thr = pc.flags & 255u;
         const bool cutout = (pc.flags & 512u) != 0u;

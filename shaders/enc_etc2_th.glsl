@@ -5,6 +5,7 @@
 // kiln__etc_reselect (no dithering) and kiln__etc_pack. Three dispatches: PHASE 2 resets the list, PHASE 0 runs
 // the gate and th_bound of every block (one invocation each) and lists the blocks to search, PHASE 1 searches the
 // listed blocks, one invocation each (dense, so few invocations of a subgroup wait on blocks the gate dropped).
+// TH_LANES = 1 (enc_etc2_th_lanes.comp): PHASE 1 with LANES invocations per block, see th_search_lanes.
 //
 // Bit-identical to the CPU: the same integer arithmetic, and the CPU's double arithmetic operation for
 // operation in the same order:
@@ -21,6 +22,9 @@
 
 // TH_UNROLL_LOOPS = 1 (enc_etc2_th_unroll.comp): th_eval's pixel loops unrolled (its per-pixel arrays can live in
 // registers); the same operations in the same order, so the same bytes.
+#ifndef TH_LANES
+#define TH_LANES 0
+#endif
 #if TH_UNROLL_LOOPS
 #define TH_UNROLL [[unroll]]
 #else
@@ -46,10 +50,15 @@ layout(push_constant) uniform Push {
 
 layout(std430, binding = 0) readonly buffer Src { uint words[]; } src;
 layout(std430, binding = 1) readonly buffer BlocksIn { uint words[]; } bin;
+#if TH_LANES // PHASE 0 (PREP = 1) leaves the partitions of a listed block in its outgoing state for the search
+layout(std430, binding = 2) buffer BlocksOut { uint words[]; } bout;
+#else
 layout(std430, binding = 2) writeonly buffer BlocksOut { uint words[]; } bout;
+#endif
 layout(std430, binding = 3) buffer List { uint words[]; } list; // [0] = count, then block indices
 
-// 2: reset the list; 0: the gate and bound of every block (lists those to search); 1: the search of the listed
+// 2: reset the list; 0: the gate and bound of every block (lists those to search; enc_etc2_th_lanes.comp with
+// PREP = 1: and writes their partitions, th_parts); 1: the search of the listed
 layout(constant_id = 1) const uint PHASE = 0u;
 
 const int Q_FAST = 0, Q_NORMAL = 1, Q_HIGH = 2, Q_MAX = 3;
@@ -565,10 +574,13 @@ double th_bound()
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) S[a][b] = 0.0LF;
     double dn = double(n);
+    // the CPU divides m[a] / n at every use: the same correctly rounded quotient, so computed once here
+    double mn[3];
+    for (int a = 0; a < 3; a++) mn[a] = div_rn(m[a], dn);
     for (int i = 0; i < n; i++)
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) {
-                precise double ya = y[i][a] - div_rn(m[a], dn), yb = y[i][b] - div_rn(m[b], dn);
+                precise double ya = y[i][a] - mn[a], yb = y[i][b] - mn[b];
                 S[a][b] += dmul(ya, yb);
             }
     precise double t = (S[0][0] + S[1][1]) + S[2][2];
@@ -634,6 +646,350 @@ void load_block(uint b)
     TRANSPARENT = pc.a1 != 0u && NOP < 16;
 }
 
+#if TH_LANES
+// ---------------------------------------------------------------- PHASE 1 with LANES invocations per block
+// (enc_etc2_th_lanes.comp, KILN_GPU_ETC2_TH_LANES = LANES >= 2): the blocks of a workgroup of TH_WG invocations
+// are TH_WG / LANES consecutive entries of the list; invocation i works on block i / LANES as lane i % LANES. Every
+// lane loads the block and sorts the pixels along the principal axis (the same code, the same values); then
+//  - the split points' 2-means costs: lane l scores splits l + 1, l + 1 + LANES, ... into shared memory, and after a
+//    barrier every lane sorts them (the CPU's stable insertion sort);
+//  - the partitions: lane l runs partitions k = l, l + LANES, ... (the Lloyd partition k = limit only in its lane),
+//    each the CPU's whole local search (T, T swapped, H both ways, the recentring rounds). These are independent on the
+//    CPU too (each starts from an error of UINT32_MAX); the CPU keeps the first partition with the lowest error below
+//    the incoming one, so the lanes reduce on (error, k) and the winner replaces best if it is lower;
+//  - max's two +-1 rounds: lane l tries neighbours l, l + LANES, ... of the 12 (CPU order: colour, channel, -1 / +1),
+//    each lane pruning at its own running best, which starts at the round's incoming best and only ever holds errors of
+//    candidates before the next in the CPU's order: a candidate it prunes cannot be the CPU's first lowest (the pruning
+//    tests are lower bounds). Reduce on (error, neighbour): the CPU's first strictly lowest.
+// Barriers: 3 per invocation (4 with PREP = 0; none with LANES = 1), in uniform control flow (no block ends early;
+// those past the list idle); shared memory: one (error, order, solution) triple per invocation and reduction.
+// PREP = 1: the partitions come from PHASE 0 (the gate, one invocation per block: for a listed block the principal
+// axis, the split points' costs, their sort, Lloyd, the duplicates), packed into the block's outgoing state (th_parts),
+// so the search lanes
+// only load them; PREP = 0: every lane sorts the pixels, the lanes score the split points (shared memory, one more
+// barrier), and the Lloyd partition runs in its lane.
+layout(constant_id = 2) const uint LANES = 8u;
+layout(constant_id = 3) const uint PREP = 1u;
+const uint TH_WG = 64u; // the workgroup size of this build (gpu_etc2_th.c)
+shared double s_sse[TH_WG / 2u * 16u]; // per block (at most TH_WG / 2 of them), the split costs
+shared uint s_red[3][3][TH_WG];        // per reduction: error, order, packed solution, per invocation
+
+uint sol_pack(Sol s)
+{
+    return uint(s.mode < 0 ? 0 : s.mode) << 27 | uint(pack12(s.c0)) << 15 | uint(pack12(s.c1)) << 3 | uint(s.di);
+}
+
+void post(uint r, Sol s, uint ord)
+{
+    uint i = gl_LocalInvocationID.x;
+    s_red[r][0][i] = s.err;
+    s_red[r][1][i] = ord;
+    s_red[r][2][i] = sol_pack(s);
+}
+
+// after post(r) of every lane and a barrier: the lowest (error, order) of the block's lanes
+Sol take(uint r, uint slot)
+{
+    uint b = slot * LANES, wi = b;
+    for (uint l = 1u; l < LANES; l++) {
+        uint e = s_red[r][0][b + l], o = s_red[r][1][b + l];
+        if (e < s_red[r][0][wi] || (e == s_red[r][0][wi] && o < s_red[r][1][wi])) wi = b + l;
+    }
+    uint v = s_red[r][2][wi];
+    Sol w;
+    int m = int(v >> 27);
+    w.mode = m == 0 ? MODE_NONE : m;
+    w.c0 = ivec3(int((v >> 23) & 15u), int((v >> 19) & 15u), int((v >> 15) & 15u));
+    w.c1 = ivec3(int((v >> 11) & 15u), int((v >> 7) & 15u), int((v >> 3) & 15u));
+    w.di = int(v & 7u);
+    w.err = s_red[r][0][wi];
+    return w;
+}
+
+// every lane's shared-memory writes before it visible to every lane after it; also orders the lanes' reads of the
+// block's outgoing state (the partitions, PREP = 1) before lane 0 writes it
+void sync_shared()
+{
+    memoryBarrierShared();
+    memoryBarrierBuffer();
+    barrier();
+}
+
+// post(r) of every lane, a barrier, take(r): the block's lowest (error, order); one lane: s itself, no barrier
+// (LANES is a specialisation constant, so the choice is uniform)
+Sol reduce(uint r, Sol s, uint ord, uint slot)
+{
+    if (LANES == 1u) return s;
+    post(r, s, ord);
+    sync_shared();
+    return take(r, slot);
+}
+
+// PHASE 0 (PREP = 1): kiln__etc2_th_search's partitions k = 0..limit (limit + 1 <= 6; limit is the Lloyd one), 16 bits each,
+// into w[0..2]; w[3]: limit + 1 (0: no opaque pixel, no search) | the duplicates (bit 8 + k: k equals an earlier one)
+uvec4 th_parts()
+{
+    int q = QUAL;
+    int nparts = q == Q_FAST ? 1 : (q == Q_NORMAL ? 2 : (q == Q_HIGH ? 3 : 5));
+    int idx[16];
+    int n = 0;
+    int msum[3] = int[3](0, 0, 0);
+    for (int p = 0; p < 16; p++)
+        if (OPQ[p]) {
+            idx[n++] = p;
+            for (int ch = 0; ch < 3; ch++) msum[ch] += C[p][ch];
+        }
+    if (n == 0) return uvec4(0u);
+    double mean[3];
+    for (int ch = 0; ch < 3; ch++) mean[ch] = div_rn(double(msum[ch]), double(n));
+    double axis[3];
+    principal_axis(mean, axis);
+    precise double proj[16];
+    for (int i = 0; i < n; i++) {
+        int p = idx[i];
+        precise double d0 = double(C[p][0]) - mean[0], d1 = double(C[p][1]) - mean[1], d2 = double(C[p][2]) - mean[2];
+        proj[i] = (dmul(d0, axis[0]) + dmul(d1, axis[1])) + dmul(d2, axis[2]);
+    }
+    for (int i = 1; i < n; i++) {
+        double pv = proj[i];
+        int pi = idx[i], j = i;
+        while (j > 0 && proj[j - 1] > pv) {
+            proj[j] = proj[j - 1];
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        proj[j] = pv;
+        idx[j] = pi;
+    }
+    uint pmask[16];
+    double psse[16];
+    int np = 0;
+    for (int s = 1; s < n || (n == 1 && s == 1); s++) {
+        uint mask = 0u;
+        for (int i = s; i < n; i++) mask |= 1u << idx[i];
+        double ma[3], mb[3];
+        group_means(mask, ma, mb);
+        precise double sse = 0.0LF;
+        for (int i = 0; i < n; i++) {
+            int p = idx[i];
+            bool g = ((mask >> p) & 1u) != 0u;
+            for (int ch = 0; ch < 3; ch++) {
+                precise double dv = double(C[p][ch]) - (g ? mb[ch] : ma[ch]);
+                sse += dmul(dmul(double(W[ch]), dv), dv);
+            }
+        }
+        pmask[np] = mask;
+        psse[np] = sse;
+        np++;
+        if (n == 1) break;
+    }
+    for (int i = 1; i < np; i++) {
+        uint tm = pmask[i];
+        double ts = psse[i];
+        int j = i;
+        while (j > 0 && psse[j - 1] > ts) {
+            pmask[j] = pmask[j - 1];
+            psse[j] = psse[j - 1];
+            j--;
+        }
+        pmask[j] = tm;
+        psse[j] = ts;
+    }
+    int limit = min(nparts, np);
+    uvec4 r = uvec4(0u, 0u, 0u, uint(limit + 1));
+    for (int k = 0; k < limit + 1; k++) {
+        uint mask = k < limit ? pmask[k] : lloyd(pmask[0], q == Q_FAST ? 2 : 6);
+        bool dup = false;
+        for (int i = 0; i < k; i++) dup = dup || pmask[i] == mask;
+        if (dup) r.w |= 1u << (8 + k);
+        r[k >> 1] |= mask << (16 * (k & 1));
+    }
+    return r;
+}
+
+// kiln__etc2_th_search over the lanes (see above); live: the slot has a block
+void th_search_lanes(bool live, uint lane, uint slot, uint blk, inout Sol best)
+{
+    int q = QUAL;
+    int nparts = q == Q_FAST ? 1 : (q == Q_NORMAL ? 2 : (q == Q_HIGH ? 3 : 5));
+    int recenter = q == Q_FAST ? 0 : (q == Q_MAX ? 3 : 1);
+    const int L = int(LANES);
+    int idx[16];
+    int n = 0;
+    int msum[3] = int[3](0, 0, 0);
+    for (int p = 0; p < 16; p++)
+        if (OPQ[p]) {
+            idx[n++] = p;
+            for (int ch = 0; ch < 3; ch++) msum[ch] += C[p][ch];
+        }
+    const bool go = live && n > 0;
+    const int np = n <= 1 ? 1 : n - 1;
+    if (go && PREP == 0u) {
+        double mean[3];
+        for (int ch = 0; ch < 3; ch++) mean[ch] = div_rn(double(msum[ch]), double(n));
+        double axis[3];
+        principal_axis(mean, axis);
+        precise double proj[16];
+        for (int i = 0; i < n; i++) {
+            int p = idx[i];
+            precise double d0 = double(C[p][0]) - mean[0], d1 = double(C[p][1]) - mean[1], d2 = double(C[p][2]) - mean[2];
+            proj[i] = (dmul(d0, axis[0]) + dmul(d1, axis[1])) + dmul(d2, axis[2]);
+        }
+        for (int i = 1; i < n; i++) {
+            double pv = proj[i];
+            int pi = idx[i], j = i;
+            while (j > 0 && proj[j - 1] > pv) {
+                proj[j] = proj[j - 1];
+                idx[j] = idx[j - 1];
+                j--;
+            }
+            proj[j] = pv;
+            idx[j] = pi;
+        }
+        // this lane's split points s (group B = idx[s..n-1]; n == 1: the one split s = 1, group B empty)
+        for (int s = 1 + int(lane); s <= np; s += L) {
+            uint mask = 0u;
+            for (int i = s; i < n; i++) mask |= 1u << idx[i];
+            double ma[3], mb[3];
+            group_means(mask, ma, mb);
+            precise double sse = 0.0LF;
+            for (int i = 0; i < n; i++) {
+                int p = idx[i];
+                bool g = ((mask >> p) & 1u) != 0u;
+                for (int ch = 0; ch < 3; ch++) {
+                    precise double dv = double(C[p][ch]) - (g ? mb[ch] : ma[ch]);
+                    sse += dmul(dmul(double(W[ch]), dv), dv);
+                }
+            }
+            s_sse[slot * 16u + uint(s - 1)] = sse;
+        }
+    }
+    if (PREP == 0u) sync_shared(); // uniform: a specialisation constant
+    Sol lbest; // this lane's first lowest partition result, lord its k
+    lbest.mode = MODE_NONE;
+    lbest.c0 = ivec3(0);
+    lbest.c1 = ivec3(0);
+    lbest.di = 0;
+    lbest.err = 0xFFFFFFFFu;
+    uint lord = 0xFFFFFFFFu;
+    if (go && PREP != 0u) { // the prepass's partitions
+        uvec4 pw = uvec4(bout.words[blk * 4u], bout.words[blk * 4u + 1u], bout.words[blk * 4u + 2u], bout.words[blk * 4u + 3u]);
+        int cnt = int(pw.w & 7u);
+        for (int k = int(lane); k < cnt; k += L) {
+            if (((pw.w >> (8 + k)) & 1u) != 0u) continue;
+            uint mask = (pw[k >> 1] >> (16 * (k & 1))) & 0xFFFFu;
+            double ma[3], mb[3];
+            group_means(mask, ma, mb);
+            ivec3 a, b;
+            for (int ch = 0; ch < 3; ch++) {
+                a[ch] = quant4(ma[ch]);
+                b[ch] = quant4(mb[ch]);
+            }
+            Sol local;
+            local.mode = MODE_NONE;
+            local.c0 = ivec3(0);
+            local.c1 = ivec3(0);
+            local.di = 0;
+            local.err = 0xFFFFFFFFu;
+            eval_set(0, a, b, local);
+            for (int r = 0; r < recenter && local.err > 0u && local.mode != MODE_NONE; r++) {
+                uint before = local.err;
+                ivec3 na, nb;
+                th_recenter(local, na, nb);
+                eval_set(local.mode, na, nb, local);
+                if (local.err >= before) break;
+            }
+            if (local.mode != MODE_NONE && local.err < lbest.err) {
+                lbest = local;
+                lord = uint(k);
+            }
+        }
+    }
+    if (go && PREP == 0u) {
+        uint pmask[16];
+        double psse[16];
+        uint m = 0u;
+        for (int i = np - 1; i >= 0; i--) {
+            if (n > 1) m |= 1u << idx[i + 1];
+            pmask[i] = m;
+            psse[i] = s_sse[slot * 16u + uint(i)];
+        }
+        for (int i = 1; i < np; i++) {
+            uint tm = pmask[i];
+            double ts = psse[i];
+            int j = i;
+            while (j > 0 && psse[j - 1] > ts) {
+                pmask[j] = pmask[j - 1];
+                psse[j] = psse[j - 1];
+                j--;
+            }
+            pmask[j] = tm;
+            psse[j] = ts;
+        }
+        int limit = min(nparts, np);
+        for (int k = int(lane); k < limit + 1; k += L) {
+            uint mask = k < limit ? pmask[k] : lloyd(pmask[0], q == Q_FAST ? 2 : 6);
+            bool dup = false;
+            for (int i = 0; i < k; i++) dup = dup || pmask[i] == mask; // i < limit: the earlier partitions
+            if (dup) continue;
+            double ma[3], mb[3];
+            group_means(mask, ma, mb);
+            ivec3 a, b;
+            for (int ch = 0; ch < 3; ch++) {
+                a[ch] = quant4(ma[ch]);
+                b[ch] = quant4(mb[ch]);
+            }
+            Sol local;
+            local.mode = MODE_NONE;
+            local.c0 = ivec3(0);
+            local.c1 = ivec3(0);
+            local.di = 0;
+            local.err = 0xFFFFFFFFu;
+            eval_set(0, a, b, local);
+            for (int r = 0; r < recenter && local.err > 0u && local.mode != MODE_NONE; r++) {
+                uint before = local.err;
+                ivec3 na, nb;
+                th_recenter(local, na, nb);
+                eval_set(local.mode, na, nb, local);
+                if (local.err >= before) break;
+            }
+            if (local.mode != MODE_NONE && local.err < lbest.err) {
+                lbest = local;
+                lord = uint(k);
+            }
+        }
+    }
+    Sol w = reduce(0u, lbest, lord, slot);
+    if (go && w.mode != MODE_NONE && w.err < best.err) best = w;
+    if (q == Q_MAX) { // uniform: the push constant
+        bool more = go && best.mode != MODE_NONE && best.err > 0u;
+        for (uint round = 0u; round < 2u; round++) {
+            uint before = best.err;
+            Sol cur = best, lb = best;
+            uint lo = 0xFFFFFFFFu;
+            if (more) {
+                for (int nx = int(lane); nx < 12; nx += L) {
+                    int which = nx / 6, ch = (nx % 6) / 2, s = (nx & 1) != 0 ? 1 : -1;
+                    ivec3 a = cur.c0, b = cur.c1;
+                    int v = (which != 0 ? b[ch] : a[ch]) + s;
+                    if (v < 0 || v > 15) continue;
+                    if (which != 0) b[ch] = v;
+                    else a[ch] = v;
+                    uint e0 = lb.err;
+                    eval_set(cur.mode, a, b, lb);
+                    if (lb.err < e0) lo = uint(nx);
+                }
+            }
+            w = reduce(1u + round, lb, lo, slot);
+            if (more) {
+                if (w.err < best.err) best = w;
+                more = best.err < before;
+            }
+        }
+    }
+}
+#endif
+
 void main()
 {
     uint gid = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
@@ -649,14 +1005,27 @@ void main()
         uint gate = TH_GATE[QUAL & 3] * uint(NOP) * uint(WS) / 3u;
         if (err > gate && (QUAL == Q_FAST || th_bound() < double(err))) {
             list.words[1u + atomicAdd(list.words[0], 1u)] = gid;
+#if TH_LANES
+            if (PREP != 0u) { // the partitions for the search, in the block's outgoing state until the search writes it
+                uvec4 r = th_parts();
+                for (uint k = 0u; k < 4u; k++) bout.words[gid * 4u + k] = r[k];
+            }
+#endif
         } else {
             for (uint k = 0u; k < 4u; k++) bout.words[gid * 4u + k] = bin.words[gid * 4u + k];
         }
         return;
     }
     // PHASE 1: the search, over the listed blocks (dense: no invocation idles on a gated-out block)
+#if TH_LANES
+    const uint lane = gl_LocalInvocationID.x % LANES, slot = gl_LocalInvocationID.x / LANES;
+    const uint li = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * (TH_WG / LANES) + slot;
+    const bool live = li < list.words[0];
+    uint b = live ? list.words[1u + li] : 0u; // a slot past the list idles (on block 0) through the barriers
+#else
     if (gid >= list.words[0]) return;
     uint b = list.words[1u + gid];
+#endif
     load_block(b);
     uvec4 state = uvec4(bin.words[b * 4u], bin.words[b * 4u + 1u], bin.words[b * 4u + 2u], bin.words[b * 4u + 3u]);
     const uint err = state.x;
@@ -666,7 +1035,12 @@ void main()
     best.c1 = ivec3(0);
     best.di = 0;
     best.err = err;
+#if TH_LANES
+    th_search_lanes(live, lane, slot, b, best);
+    if (!live || lane != 0u) return;
+#else
     th_search(best);
+#endif
     if (best.err < err && best.mode != MODE_NONE) {
         int sel[16];
         uint e = reselect(best, sel);

@@ -12,8 +12,9 @@
  *   recomputing the centres from the chosen selectors (mean of pixel - modifier) and, at max, by +-1
  *   steps per channel. Unclamped palette entries use the closed form |x-c|^2 -+ 2d(w.(x-c)) + W d^2;
  *   clamped ones are evaluated exactly.
- * Fast: opaque blocks without dithering go to etc_enc_fast.c (vectorised; its header documents the
- *   block algorithm; the driver runs ETC2 RGB FAST as 16-block batches, etc_enc_batch.c, same bytes). Here (RGB A1, dithering): the no-search ETC1 path (kiln__etc1_fast), planar from
+ * Fast: opaque blocks go to etc_enc_fast.c (vectorised; its header documents the block algorithm; the
+ *   driver runs ETC2 RGB FAST as 16-block batches, etc_enc_batch.c, same bytes); with dithering its block's
+ *   selectors are then re-picked (kiln__enc_etc2_rgb). Here (RGB A1): the no-search ETC1 path (kiln__etc1_fast), planar from
  *   the closed-form fit (radius 0), and T/H only for blocks whose error stays above 150 per pixel (mean
  *   squared over R+G+B).
  * Pruning (normal / high / max; none of it changes a result except through palette clamping):
@@ -650,10 +651,85 @@ void kiln__etc2_search(const etc_src *src, etc_sol *best)
 
 /* ---------------------------------------------------------------- block encoder entries */
 
+/* The solution of an ETC2 RGB block (opaque: bit 33 is the differential bit), selectors included, for
+ * re-picking the selectors: kiln__etc_pack of it gives the block back. Planar: only the mode. */
+static inline int etc_sext3(uint64_t v) { return (int)(v & 3u) - (int)(v & 4u); }
+
+static void etc2_rgb_unpack(const uint8_t b[8], etc_sol *s)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | b[i];
+    memset(s, 0, sizeof *s);
+    if (!(v >> 33 & 1)) {
+        s->mode = ETC_MODE_INDIV;
+        for (int ch = 0; ch < 3; ch++) {
+            s->c[0][ch] = (int)(v >> (60 - 8 * ch) & 15);
+            s->c[1][ch] = (int)(v >> (56 - 8 * ch) & 15);
+        }
+    } else {
+        int base[3], d[3];
+        for (int ch = 0; ch < 3; ch++) {
+            base[ch] = (int)(v >> (59 - 8 * ch) & 31);
+            d[ch] = etc_sext3(v >> (56 - 8 * ch));
+        }
+        if (base[0] + d[0] < 0 || base[0] + d[0] > 31) {
+            s->mode = ETC_MODE_T;
+            s->c[0][0] = (int)((v >> 59 & 3) << 2 | (v >> 56 & 3));
+            s->c[0][1] = (int)(v >> 52 & 15);
+            s->c[0][2] = (int)(v >> 48 & 15);
+            s->c[1][0] = (int)(v >> 44 & 15);
+            s->c[1][1] = (int)(v >> 40 & 15);
+            s->c[1][2] = (int)(v >> 36 & 15);
+            s->table[0] = (int)((v >> 34 & 3) << 1 | (v >> 32 & 1));
+        } else if (base[1] + d[1] < 0 || base[1] + d[1] > 31) {
+            s->mode = ETC_MODE_H;
+            s->c[0][0] = (int)(v >> 59 & 15);
+            s->c[0][1] = (int)((v >> 56 & 7) << 1 | (v >> 52 & 1));
+            s->c[0][2] = (int)((v >> 51 & 1) << 3 | (v >> 48 & 3) << 1 | (v >> 47 & 1));
+            s->c[1][0] = (int)(v >> 43 & 15);
+            s->c[1][1] = (int)((v >> 40 & 7) << 1 | (v >> 39 & 1));
+            s->c[1][2] = (int)(v >> 35 & 15);
+            const int k0 = s->c[0][0] << 8 | s->c[0][1] << 4 | s->c[0][2];
+            const int k1 = s->c[1][0] << 8 | s->c[1][1] << 4 | s->c[1][2];
+            s->table[0] = (int)((v >> 34 & 1) << 2 | (v >> 32 & 1) << 1) | (k0 >= k1 ? 1 : 0);
+        } else if (base[2] + d[2] < 0 || base[2] + d[2] > 31) {
+            s->mode = ETC_MODE_PLANAR;
+            return;
+        } else {
+            s->mode = ETC_MODE_DIFF;
+            for (int ch = 0; ch < 3; ch++) {
+                s->c[0][ch] = base[ch];
+                s->c[1][ch] = base[ch] + d[ch];
+            }
+        }
+    }
+    if (s->mode == ETC_MODE_INDIV || s->mode == ETC_MODE_DIFF) {
+        s->table[0] = (int)(v >> 37 & 7);
+        s->table[1] = (int)(v >> 34 & 7);
+        s->flip = (int)(v >> 32 & 1);
+    }
+    for (int p = 0; p < 16; p++) {
+        const int j = (p & 3) * 4 + (p >> 2);
+        s->sel[p] = (uint8_t)((v >> (16 + j) & 1) << 1 | (v >> j & 1));
+    }
+}
+
 void kiln__enc_etc2_rgb(const kiln_block *blk, uint8_t *out, const kiln_encode_params *params)
 {
-    if (params->quality == KILN_QUALITY_FAST && !params->dither) {
+    if (params->quality == KILN_QUALITY_FAST) {
         kiln__etc_fast_opaque(blk, params, 1, out);
+        if (!params->dither) return;
+        /* dithering re-picks the selectors of the fast path's block (helper ditherfix): kiln__etc2_search at
+         * FAST rounds its planar fit in doubles and tries planar without the residual gate, so a few of its
+         * blocks were not the fast path's, and dithering changed the mode / planar colours, not only the
+         * selectors (the GPU, enc_etc1.comp + enc_etc_dither.comp, dithers the fast path's block) */
+        etc_src src;
+        etc_sol sol;
+        kiln__etc_src_init(&src, blk, params, 0);
+        etc2_rgb_unpack(out, &sol);
+        if (sol.mode == ETC_MODE_PLANAR) return;
+        kiln__etc_reselect(&sol, &src, 1);
+        kiln__etc_pack(&sol, &src, out);
         return;
     }
     etc_src src;

@@ -21,7 +21,8 @@
  *   punch-through or cut-out texels) are flagged in a bit mask (cluster fit: a word per block) and
  *   encoded here by the CPU block encoder, so the output equals the CPU's everywhere (a verbose
  *   context says how many).
- *   Dithering (any format) is not on the GPU yet: KILN_ERR_UNSUPPORTED (AUTO encodes on the CPU).
+ *   Dithering (params->dither; every format and quality, synchronous path only): the plan without it,
+ *   then a post-pass that re-picks the indices as the CPU does (add_dither_passes below).
  *   Needs shaderFloat64 (the divisions).
  *
  * seed (1): the designs of the seeds (betsy; Castano's cluster-fit paper): BC1 fast/normal one
@@ -63,10 +64,11 @@ typedef struct ebc_pass {
     int fallback;      /* 1: writes the fallback bit mask; 2: a fallback word per block */
     int cf_tables;     /* binds the cluster-fit factor tables (binding 3) */
     int flat_tables;   /* binds the single-colour tables (binding 3, flat_table_words) */
+    int after_barrier; /* reads what the passes before it wrote (the dither post-passes) */
 } ebc_pass;
 
 typedef struct ebc_plan {
-    ebc_pass pass[2];
+    ebc_pass pass[3]; /* the third only for dithering (add_dither_passes; the synchronous path) */
     int npass;
     int prepared_words; /* 0: raw RGBA8 input; 1: BC4 channel bytes; 2: BC1 R16G16 / B16A8 */
     int channel_kind;   /* prepared 1: 0 unsigned R[G], 1 signed */
@@ -280,8 +282,10 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
     if (!seed && !device_has_fp64(gpu))
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s: the kiln GPU encoder needs shaderFloat64, which %s lacks", fi->name,
                           gpu->props.deviceName);
+    /* dithering: only the synchronous path (kiln__gpu_encode_bc plans without it, then adds the dither
+     * post-passes); the pipelined ring and the device-resident mip path refuse it here */
     if (p->dither && !seed)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s with dithering has no kiln GPU encoder yet", fi->name);
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s with dithering: only the synchronous GPU encoder dithers", fi->name);
     plan->signed_map = (fi->flags & KILN_FF_SIGNED) && img->type != KILN_PIXEL_F32;
     const int colour = is_bc1(f) || is_bc3(f);
     if (colour) {
@@ -384,6 +388,36 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
     return KILN_OK;
 }
 
+/* params->dither, kiln strategy (helper gpudither). bc1_enc.c and bc4_enc.c dither only the final
+ * indices of the endpoints their searches chose (bc1: select_indices_dither in finish(); bc4/bc5:
+ * redither), so the GPU runs the plan without dithering and then a post-pass that re-picks the
+ * indices with the CPU's Floyd-Steinberg loop and arithmetic: enc_bc1_dither.comp (BC1, BC1a, BC3
+ * colour) and enc_bc4_dither.comp (BC4, BC5; the CPU does not dither BC3's alpha). One place where
+ * dithering changes the search: at fast quality the CPU's batch (fast_batch) sends every block to its
+ * per-block encoder, so enc_bc1.comp then runs its per_block on every block (ALL_PER_BLOCK,
+ * specialisation constant 5). Blocks flagged for the CPU are re-encoded there with params->dither, as
+ * before. */
+static void add_dither_passes(const kiln_format_info *fi, const kiln_encode_params *p, ebc_plan *plan)
+{
+    ebc_pass *c = &plan->pass[0]; /* make_plan: the colour pass first, else the channel pass */
+    ebc_pass *d = &plan->pass[plan->npass++];
+    memset(d, 0, sizeof *d);
+    d->spec[0] = c->spec[0]; /* VARIANT */
+    d->spec[2] = c->spec[2]; /* INPUT_U8 */
+    d->spec[3] = 1u;
+    d->local = KILN_EBC_LOCAL;
+    d->per_task = 1;
+    d->after_barrier = 1;
+    if (is_bc1(fi->format) || is_bc3(fi->format)) {
+        if (strcmp(c->shader, "enc_bc1") == 0 && p->quality == KILN_QUALITY_FAST) c->spec[4] = 1u; /* ALL_PER_BLOCK */
+        d->shader = "enc_bc1_dither";
+        d->tasks_per_block = 1;
+    } else {
+        d->shader = "enc_bc4_dither";
+        d->tasks_per_block = c->tasks_per_block; /* BC5: two channel tasks */
+    }
+}
+
 /* ---------------------------------------------------------------- the encoder */
 
 kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
@@ -402,15 +436,23 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     kiln_gpu *gpu;
     KILN_TRY(kiln__gpu_get(ctx, &gpu));
     ebc_plan plan;
-    KILN_TRY(make_plan(ctx, gpu, img, params, fi, &plan));
+    const int dither = params->dither && params->gpu_strategy == 0;
+    if (dither) {
+        kiln_encode_params nd = *params;
+        nd.dither = 0;
+        KILN_TRY(make_plan(ctx, gpu, img, &nd, fi, &plan));
+        add_dither_passes(fi, params, &plan);
+    } else {
+        KILN_TRY(make_plan(ctx, gpu, img, params, fi, &plan));
+    }
 
-    const kiln_vk_pipeline *pipes[2];
+    const kiln_vk_pipeline *pipes[3];
     for (int i = 0; i < plan.npass; i++) {
         kiln_vk_pipeline_desc desc = {
             .shader = plan.pass[i].shader,
             .local_size = plan.pass[i].local,
             .spec = plan.pass[i].spec,
-            .nspec = plan.pass[i].cf_tables ? 5u : 4u,
+            .nspec = plan.pass[i].cf_tables || plan.pass[i].spec[4] ? 5u : 4u,
             .nbindings = plan.pass[i].cf_tables || plan.pass[i].flat_tables ? 4u : 3u,
             .push_size = KILN_EBC_PUSH_WORDS * 4,
             .subgroup_size = subgroup_size,
@@ -500,6 +542,7 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
         for (int i = 0; st == KILN_OK && i < plan.npass; i++) {
             const ebc_pass *ps = &plan.pass[i];
             uint64_t items = (uint64_t)nblocks * ps->tasks_per_block * ps->per_task;
+            if (ps->after_barrier) kiln_vk_cmd_barrier(&cmd);
             st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipes[i], b, push, items);
         }
         kiln_vk_cmd_timestamp(&cmd, 1);
@@ -546,6 +589,8 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     if (ctx->params.verbose && any_fallback)
         fprintf(stderr, "kiln: %s on the GPU: %zu of %zu blocks were encoded by the CPU encoder (flat, near-flat or degenerate blocks, transparent or cut-out texels)\n",
                 fi->name, nflagged_total, (size_t)bx * by);
+    if (ctx->params.verbose && dither)
+        fprintf(stderr, "kiln: %s on the GPU: dithered indices by %s\n", fi->name, plan.pass[plan.npass - 1].shader);
     ctx->last_gpu_ms = total_ms;
     return KILN_OK;
 }

@@ -7,11 +7,13 @@
  * gpu_strategy 0 (kiln), UF16 and SF16, the CPU encoder's searches (src/codec/bc6h_enc.c):
  *   fast: shaders/enc_bc6h.comp, four invocations per block try the one-subset modes in parallel, a
  *   shared-memory min-reduction picks the CPU's winner, which gets the CPU's least-squares pass.
- *   high (default): shaders/enc_bc6h_h.comp, GPU-native, float only, one invocation per block: rank
- *   the 32 partitions by a moment residual, fit the best P, score the (filtered) candidates cheaply
- *   (projection indices, linearised error), measure the best K (+ the best one-subset one) with the
- *   exact metric on the palette entries around each projection, give the best R of them L
- *   least-squares passes (run_high; docs/PERFORMANCE.md states its tolerance against the CPU). KILN_BC6H_HIGH_DESIGN=4: the first GPU-native design,
+ *   high (default): GPU-native, float only: rank the 32 partitions by a moment residual, fit the
+ *   best P, score the (filtered) candidates cheaply (projection indices, linearised error), measure
+ *   the best K (+ the best one-subset one) with the exact metric on the palette entries around each
+ *   projection, give the best R of them L least-squares passes (run_high; docs/PERFORMANCE.md states
+ *   its tolerance against the CPU). shaders/enc_bc6h_hl.comp by default (8 invocations per block,
+ *   helper bc6hlanes); KILN_BC6H_HIGH_DESIGN=1: shaders/enc_bc6h_h.comp (one invocation per block,
+ *   the same search); KILN_BC6H_HIGH_DESIGN=4: the first GPU-native design,
  *   enc_bc6h_h4.comp (4 invocations per block). KILN_BC6H_GPU_EXACT=1 (not "0") selects the exact
  *   port below at high instead.
  *   normal/max (and high with KILN_BC6H_GPU_EXACT=1): shaders/enc_bc6h_q.comp, 8 / 8 / 16 invocations
@@ -52,6 +54,19 @@ static const uint32_t bc6h_q_lanes[4] = {0, 8, 8, 16};
 #define BC6H_HIGH_MAXK 8u
 #define BC6H_HIGH_MAXR 4u
 #define BC6H_HIGH4_LANES 4u
+/* enc_bc6h_hl.comp (KILN_BC6H_HIGH_DESIGN=lanes, the default): invocations per block (its LANES; 4, 8
+ * or 16), at most 4 partitions and 4 kept (its MAXP, MAXK); its defaults P, K, L, R = 4, 4, 3, 2
+ * (H100, 2026-11-25: 8 lanes and 3 passes were the fastest setting within test_gpu_bc6h's bounds;
+ * docs/PERFORMANCE.md, "GPU high, several lanes per block") */
+#define BC6H_HIGH_DEFAULT_LANES 1 /* 1: the default at high is enc_bc6h_hl.comp (0: enc_bc6h_h.comp) */
+#define BC6H_HL_LANES 8u
+#define BC6H_HL_MAXP 4u
+#define BC6H_HL_MAXK 4u
+/* its two-step sums of the least-squares normal equations (KILN_BC6H_HIGH_SUM2=1; the same bytes) */
+#define BC6H_HL_SUM2 0u
+/* its workgroup: BPW blocks (8; 4 at 16 lanes) x LANES invocations */
+#define BC6H_HL_LOCAL(lanes) (((lanes) >= 16u ? 4u : 8u) * (lanes))
+static const uint32_t bc6h_hl_cfg[4] = {4, 4, 3, 2}; /* P, K, L, R */
 #define BC6H_HIGH4_PARTS 4u
 #define BC6H_HIGH4_KEEP 4u
 #define BC6H_HIGH4_LS 3u
@@ -61,7 +76,8 @@ static const uint32_t bc6h_q_lanes[4] = {0, 8, 8, 16};
 #define BC6H_T_MODE 63488u
 #define BC6H_T_SPAN (BC6H_T_MODE + 14u * 8u)
 #define BC6H_T_CONST (BC6H_T_SPAN + 14u * 28u)
-#define BC6H_T_WORDS (BC6H_T_CONST + 5u)
+#define BC6H_T_POS (BC6H_T_CONST + 5u) /* enc_bc6h_hl.comp: each span's first bit in the block (~0: none) */
+#define BC6H_T_WORDS (BC6H_T_POS + 14u * 28u)
 
 /* the CPU encoder's tables (src/codec/bc6h_enc.c) */
 void kiln__bc6h_enc_tables(float *slog_mag, float *w_mag, float consts[5]);
@@ -84,26 +100,32 @@ static void fill_table(uint32_t *t)
         d[5] = m->delta[1];
         d[6] = m->delta[2];
         d[7] = 0;
+        uint32_t pos = 0;
         for (uint32_t k = 0; k < 28; k++) {
             const span *sp = &m->spans[k];
             t[BC6H_T_SPAN + mi * 28u + k] = (uint32_t)sp->field | (uint32_t)sp->a << 8 | (uint32_t)sp->b << 16;
+            if (sp->field == END) pos = UINT32_MAX; /* the end of the list and what follows */
+            t[BC6H_T_POS + mi * 28u + k] = pos;
+            if (pos != UINT32_MAX) pos += (uint32_t)(sp->a >= sp->b ? sp->a - sp->b + 1 : sp->b - sp->a + 1);
         }
     }
 }
 
 static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const char *shader, uint32_t spec,
-                              uint32_t lanes, const uint32_t *qcfg, uint32_t subgroup_size, uint8_t *dst)
+                              uint32_t lanes, const uint32_t *qcfg, const uint32_t *hl_spec, uint32_t subgroup_size,
+                              uint8_t *dst)
 {
     /* qcfg != NULL: enc_bc6h_q.comp (push: the four words below + sf, partitions, keep, ls, radius,
-     * 0, lanes; binding 2: the table) */
+     * 0, lanes; binding 2: the table); hl_spec != NULL: enc_bc6h_hl.comp's specialisation constants
+     * (lanes per block, refined jobs, sf, two-step sums) */
     kiln_gpu *gpu;
     KILN_TRY(kiln__gpu_get(ctx, &gpu));
     const kiln_vk_pipeline *pipe;
     kiln_vk_pipeline_desc desc = {
         .shader = shader,
-        .local_size = BC6H_LOCAL_SIZE,
-        .spec = &spec,
-        .nspec = qcfg ? 0 : 1,
+        .local_size = hl_spec ? BC6H_HL_LOCAL(lanes) : BC6H_LOCAL_SIZE,
+        .spec = hl_spec ? hl_spec : &spec,
+        .nspec = hl_spec ? 4 : qcfg ? 0 : 1,
         .nbindings = qcfg ? 3 : 2,
         .push_size = qcfg ? 44 : 16,
         .subgroup_size = subgroup_size,
@@ -175,25 +197,46 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
     return st;
 }
 
-/* quality high, GPU-native: shaders/enc_bc6h_h.comp (one invocation per block) or, with
- * KILN_BC6H_HIGH_DESIGN=4, the first design shaders/enc_bc6h_h4.comp (4 invocations per block; kept
- * to compare). Tuning aid: KILN_BC6H_HIGH_CFG="P,K,L[,R]" (P <= 8 partitions, 1 <= K <= 8 kept (4
- * for the first design), L <= 8 passes, 1 <= R <= 4 of the kept given them; no R for the first
- * design). */
+/* quality high, GPU-native. KILN_BC6H_HIGH_DESIGN selects the shader:
+ *   "1" or "1lane": shaders/enc_bc6h_h.comp, one invocation per block;
+ *   "lanes" (the default, BC6H_HIGH_DEFAULT_LANES): shaders/enc_bc6h_hl.comp, the same search spread
+ *            over KILN_BC6H_HIGH_LANES = 4, 8 or 16 invocations per block (default BC6H_HL_LANES),
+ *            its defaults bc6h_hl_cfg; KILN_BC6H_HIGH_SUM2=1: the refinement's sums in two steps (the
+ *            same bytes);
+ *   "4": the first design, shaders/enc_bc6h_h4.comp (4 invocations per block; kept to compare).
+ * Tuning aid: KILN_BC6H_HIGH_CFG="P,K,L[,R]" (P <= 8 partitions (4 for "lanes"), 1 <= K <= 8 kept
+ * (4 for the first design and for "lanes"), L <= 8 passes, 1 <= R <= 4 of the kept given them (1, 2
+ * or 4 and <= the lanes for "lanes"); no R for the first design). */
 static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t sf, uint32_t subgroup_size, uint8_t *dst)
 {
     const char *design = getenv("KILN_BC6H_HIGH_DESIGN");
-    int first = 0;
+    int first = 0, multi = BC6H_HIGH_DEFAULT_LANES;
     if (design && *design) {
+        multi = 0;
         if (strcmp(design, "4") == 0) first = 1;
-        else if (strcmp(design, "1") != 0)
+        else if (strcmp(design, "lanes") == 0) multi = 1;
+        else if (strcmp(design, "1") != 0 && strcmp(design, "1lane") != 0)
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
-                              "KILN_BC6H_HIGH_DESIGN=%s: use 1 (one invocation per block, the default) or 4 "
-                              "(the first design)",
+                              "KILN_BC6H_HIGH_DESIGN=%s: use lanes (several invocations per block, the default), 1 or "
+                              "1lane (one invocation per block) or 4 (the first design)",
                               design);
     }
-    const uint32_t maxk = first ? BC6H_HIGH4_LANES : BC6H_HIGH_MAXK;
+    uint32_t lanes = BC6H_HL_LANES, sum2 = BC6H_HL_SUM2;
+    const char *senv = getenv("KILN_BC6H_HIGH_SUM2");
+    if (multi && senv && *senv) {
+        if (strcmp(senv, "0") != 0 && strcmp(senv, "1") != 0)
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_SUM2=%s: use 0 or 1", senv);
+        sum2 = senv[0] == '1';
+    }
+    const char *lenv = getenv("KILN_BC6H_HIGH_LANES");
+    if (multi && lenv && *lenv) {
+        if (strcmp(lenv, "4") != 0 && strcmp(lenv, "8") != 0 && strcmp(lenv, "16") != 0)
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_LANES=%s: use 4, 8 or 16", lenv);
+        lanes = (uint32_t)strtoul(lenv, NULL, 10);
+    }
+    const uint32_t maxk = first ? BC6H_HIGH4_LANES : multi ? BC6H_HL_MAXK : BC6H_HIGH_MAXK;
     uint32_t cfg[4] = {BC6H_HIGH_PARTS, BC6H_HIGH_KEEP, BC6H_HIGH_LS, BC6H_HIGH_REFINE};
+    if (multi) memcpy(cfg, bc6h_hl_cfg, sizeof cfg);
     if (first) { /* the first design's own defaults (as measured on the H100, 2026-11-25) */
         cfg[0] = BC6H_HIGH4_PARTS;
         cfg[1] = BC6H_HIGH4_KEEP;
@@ -204,18 +247,23 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
     if (env && *env) {
         unsigned p, k, l, r = cfg[3];
         int n = sscanf(env, "%u,%u,%u,%u", &p, &k, &l, &r);
-        if ((n != 3 && !(n == 4 && !first)) || p > 8 || k < 1 || k > maxk || l > 8 ||
-            (n == 4 && (r < 1 || r > BC6H_HIGH_MAXR)))
+        const unsigned maxp = multi ? BC6H_HL_MAXP : 8u;
+        if ((n != 3 && !(n == 4 && !first)) || p > maxp || k < 1 || k > maxk || l > 8 ||
+            (n == 4 && (r < 1 || r > BC6H_HIGH_MAXR)) || (multi && (r == 3 || r > lanes)))
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
-                              "KILN_BC6H_HIGH_CFG=%s: use P,K,L%s with P <= 8, 1 <= K <= %u, L <= 8%s", env,
-                              first ? "" : "[,R]", maxk, first ? "" : ", 1 <= R <= 4");
+                              "KILN_BC6H_HIGH_CFG=%s: use P,K,L%s with P <= %u, 1 <= K <= %u, L <= 8%s", env,
+                              first ? "" : "[,R]", maxp, maxk, first ? "" : multi ? ", R = 1, 2 or 4 (<= the lanes)" : ", 1 <= R <= 4");
         cfg[0] = p;
         cfg[1] = k;
         cfg[2] = l;
         cfg[3] = r;
     }
-    if (first) return run_shader(ctx, img, "enc_bc6h_h4", sf, BC6H_HIGH4_LANES, cfg, subgroup_size, dst);
-    return run_shader(ctx, img, "enc_bc6h_h", sf, 1u, cfg, subgroup_size, dst);
+    if (first) return run_shader(ctx, img, "enc_bc6h_h4", sf, BC6H_HIGH4_LANES, cfg, NULL, subgroup_size, dst);
+    if (multi) {
+        const uint32_t hl_spec[4] = {lanes, cfg[3], sf, sum2};
+        return run_shader(ctx, img, "enc_bc6h_hl", sf, lanes, cfg, hl_spec, subgroup_size, dst);
+    }
+    return run_shader(ctx, img, "enc_bc6h_h", sf, 1u, cfg, NULL, subgroup_size, dst);
 }
 
 kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
@@ -242,7 +290,7 @@ kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, cons
                           img->width, img->height, need, dst ? dst_size : (size_t)0);
     const uint32_t sf = params->format == KILN_FORMAT_BC6H_SFLOAT ? 1u : 0u;
     if (kiln_design && params->quality == KILN_QUALITY_FAST)
-        return run_shader(ctx, img, "enc_bc6h", sf, BC6H_KILN_LANES, NULL, subgroup_size, dst);
+        return run_shader(ctx, img, "enc_bc6h", sf, BC6H_KILN_LANES, NULL, NULL, subgroup_size, dst);
     if (kiln_design && params->quality == KILN_QUALITY_HIGH) {
         /* GPU-native high unless KILN_BC6H_GPU_EXACT is set (not "0"): then the CPU-exact port */
         const char *ex = getenv("KILN_BC6H_GPU_EXACT");
@@ -267,9 +315,9 @@ kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, cons
                                   "KILN_BC6H_GPU_LANES=%s: use 8, 16 or 32 (at least 16 at quality max)", env);
             lanes = (uint32_t)v;
         }
-        return run_shader(ctx, img, "enc_bc6h_q", sf, lanes, bc6h_qcfg[params->quality], subgroup_size, dst);
+        return run_shader(ctx, img, "enc_bc6h_q", sf, lanes, bc6h_qcfg[params->quality], NULL, subgroup_size, dst);
     }
-    return run_shader(ctx, img, "enc_bc6h_seed", params->quality == KILN_QUALITY_FAST ? 0u : 1u, 1u, NULL, subgroup_size, dst);
+    return run_shader(ctx, img, "enc_bc6h_seed", params->quality == KILN_QUALITY_FAST ? 0u : 1u, 1u, NULL, NULL, subgroup_size, dst);
 }
 
 /* float texels already on the device: the mip chain + encode path (owner mipdev, src/gpu/gpu_mip_encode.c) */

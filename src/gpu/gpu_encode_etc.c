@@ -39,8 +39,14 @@
  *      own kiln__etc2_search_th, which reads only the incoming error.
  *   ETC2 RGBA: that colour into bytes 8..15 and the EAC alpha pass into bytes 0..7, as at FAST. Needs
  *   shaderFloat64 (else KILN_ERR_UNSUPPORTED: AUTO encodes on the CPU).
- * Not on the GPU: dithering (KILN_ERR_UNSUPPORTED, AUTO encodes on the CPU); ETC2 colour with the seed
- * strategy. The EAC alpha pass also runs alone through the test hook kiln__gpu_encode_etc2_alpha.
+ * ETC2 RGB / RGBA, seed (gpu_strategy 1): betsy's ETC2 design in gpu_encode_etc2_seed.c (ETC1 seed, k-means +
+ *   960-invocation T/H, 16-invocation planar, select); RGBA adds the EAC seed alpha pass. RGB A1: kiln's only.
+ * Dithering (params->dither, kiln's strategy; helper gpudither): the CPU dithers only the final selectors /
+ * indices (kiln__etc_reselect, eac_enc.c write_block), so the passes above search without it and post-passes
+ * re-pick them: enc_eac_dither.comp inside eac_pass (R11 / RG11, RGBA alpha), enc_etc_dither.comp in
+ * etc_dither_pass (ETC1, ETC2 RGB / RGBA / RGB A1 colour). Not on the GPU: the seed strategy with dithering
+ * (KILN_ERR_UNSUPPORTED, AUTO encodes on the CPU). The EAC alpha pass also runs
+ * alone through the test hook kiln__gpu_encode_etc2_alpha.
  *
  * Input: 8-bit images go up as they are (the shader reads the channel byte) for unsigned R11 and the
  * alpha; 16-bit / float sources and signed R11 go up as int32 targets computed here exactly as the
@@ -48,6 +54,7 @@
 #include "codec/etc_enc.h"
 #include "gpu/gpu_encode.h"
 #include "gpu/gpu_etc2_th.h"
+#include "gpu/gpu_encode_etc2_seed.h"
 #include "gpu/vk.h"
 
 #include <math.h>
@@ -127,7 +134,7 @@ static void targets_rows(void *user, size_t begin, size_t end, uint32_t worker)
 }
 
 /* CPU encode of one job (block, channel) into out (8 bytes): the exact CPU result. */
-static void cpu_job(const eac_job *j, uint32_t bx, uint32_t block, int ch, int quality, uint8_t out[8])
+static void cpu_job(const eac_job *j, uint32_t bx, uint32_t block, int ch, int quality, int dither, uint8_t out[8])
 {
     eac_target tg;
     tg.kind = j->kind;
@@ -139,7 +146,7 @@ static void cpu_job(const eac_job *j, uint32_t bx, uint32_t block, int ch, int q
         if (y >= j->img->height) y = j->img->height - 1;
         tg.t[p] = target_of(j, x, y, j->ch0 + ch);
     }
-    kiln__eac_encode_channel(&tg, quality, 0, out);
+    kiln__eac_encode_channel(&tg, quality, dither, out);
 }
 
 /* ---------------------------------------------------------------- the EAC pass */
@@ -199,6 +206,16 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
         .subgroup_size = subgroup_size,
     };
     KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
+    /* params->dither (kiln design; helper gpudither): enc_eac_dither.comp re-picks the indices of the
+     * blocks enc_eac.comp wrote as eac_enc.c's write_block does (the search does not change) */
+    const int dither = params->dither && !seed;
+    const kiln_vk_pipeline *dpipe = NULL;
+    if (dither) {
+        const uint32_t dspec[2] = {(uint32_t)kind, (uint32_t)inmode};
+        kiln_vk_pipeline_desc dd = {.shader = "enc_eac_dither", .local_size = 64, .spec = dspec, .nspec = 2,
+                                    .nbindings = 2, .push_size = 9 * 4, .subgroup_size = subgroup_size};
+        KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &dd, &dpipe));
+    }
 
     kiln_vk_io in, out, flags;
     memset(&in, 0, sizeof in);
@@ -219,7 +236,7 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
         }
     }
     if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, in.direct ? &in.dev : &in.staging);
-    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 1, &cmd);
+    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, dither ? 2 : 1, &cmd);
     double ms = 0.0;
     if (st == KILN_OK) {
         kiln_vk_cmd_upload(&cmd, &in, in_bytes);
@@ -230,6 +247,10 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
                                 {.buffer = flags.dev.buffer, .range = flag_bytes}};
         /* kiln: 16 invocations per job (4 jobs per workgroup); seed: 256 per job */
         st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, njobs * (seed ? 256u : 16u));
+        if (st == KILN_OK && dither) {
+            kiln_vk_cmd_barrier(&cmd);
+            st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, dpipe, b, push, njobs);
+        }
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, &out, out_bytes);
         kiln_vk_cmd_download(&cmd, &flags, flag_bytes);
@@ -251,7 +272,7 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
             const uint32_t *fl = kiln_vk_io_map(&flags);
             for (uint64_t jn = 0; jn < njobs; jn++)
                 if (fl[jn])
-                    cpu_job(&job, bx, (uint32_t)(jn / (uint64_t)nch), (int)(jn % (uint64_t)nch), params->quality,
+                    cpu_job(&job, bx, (uint32_t)(jn / (uint64_t)nch), (int)(jn % (uint64_t)nch), params->quality, params->dither,
                             dst + ((jn / (uint64_t)nch) * out_stride + out_off + 2 * (jn % (uint64_t)nch)) * 4);
         }
     }
@@ -276,7 +297,8 @@ kiln_status kiln__gpu_encode_etc2_alpha(kiln_context *ctx, const kiln_image *img
     if (need == 0 || !dst || dst_size < need)
         return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU ETC2 alpha encode of %ux%u needs %zu bytes", img->width,
                           img->height, need);
-    if (params->dither) return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "etc2-rgba: the GPU encoders do not dither");
+    if (params->dither)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "etc2-rgba alpha pass: this test hook does not dither (kiln__gpu_encode_etc does)");
     double ms = 0.0;
     KILN_TRY(eac_pass(ctx, img, params, 0, 1, 3, 4, 0, subgroup_size, dst, &ms));
     ctx->last_gpu_ms = ms;
@@ -616,6 +638,86 @@ static kiln_status etc2_colour_pass(kiln_context *ctx, const kiln_image *img, co
     return st;
 }
 
+/* ---------------------------------------------------------------- dithering (helper gpudither) */
+
+/* params->dither for ETC1 / ETC2 RGB / RGBA colour, kiln strategy: the CPU dithers only the final
+ * selectors (kiln__etc_reselect with dither after the search; integers only), so after the colour
+ * passes have put the CPU's blocks in dst, enc_etc_dither.comp re-picks the selectors of every block
+ * from the RGBA8 texels (the 8-bit view the colour encoders read) and the block's own mode, colours and
+ * tables. Blocks of stride_words words, colour half at off_words. A pass of its own (upload texels and
+ * blocks, one dispatch, download), so it follows whichever colour pass (ETC1, ETC1 + planar + T/H on the
+ * GPU or the host) wrote the blocks. */
+static kiln_status etc_dither_pass(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params, int etc2,
+                                   int a1, uint32_t stride_words, uint32_t off_words, uint32_t subgroup_size, uint8_t *dst,
+                                   double *ms_out)
+{
+    const kiln_format_info *fi = kiln_format_get_info(params->format);
+    kiln_gpu *gpu;
+    KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    const uint32_t w = img->width, h = img->height, bx = (w + 3) / 4, by = (h + 3) / 4;
+    const uint64_t nblocks = (uint64_t)bx * by, in_bytes = (uint64_t)w * h * 4u, blk_bytes = nblocks * stride_words * 4u;
+    const uint64_t range = gpu->props.limits.maxStorageBufferRange;
+    if (in_bytes > range || blk_bytes > range || nblocks > UINT32_MAX)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%ux%u %s with dithering: %llu bytes exceed the device's storage buffer range (%llu)",
+                          w, h, fi->name, (unsigned long long)(in_bytes > blk_bytes ? in_bytes : blk_bytes), (unsigned long long)range);
+    const uint32_t spec[2] = {etc2 ? 1u : 0u, a1 ? 1u : 0u};
+    const kiln_vk_pipeline *pipe;
+    kiln_vk_pipeline_desc desc = {.shader = "enc_etc_dither", .local_size = 64, .spec = spec, .nspec = 2,
+                                  .nbindings = 3, .push_size = 10 * 4, .subgroup_size = subgroup_size};
+    KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
+    kiln_vk_io px, bin, bout;
+    memset(&px, 0, sizeof px);
+    memset(&bin, 0, sizeof bin);
+    memset(&bout, 0, sizeof bout);
+    kiln_vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    kiln_status st = kiln_vk_io_create(ctx, gpu, in_bytes, 0, &px);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, blk_bytes, 0, &bin);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, blk_bytes, 1, &bout);
+    if (st == KILN_OK) {
+        if (img->type == KILN_PIXEL_U8) {
+            memcpy(kiln_vk_io_map(&px), img->pixels, (size_t)in_bytes);
+        } else {
+            rgba8_job job = {img, kiln_vk_io_map(&px)};
+            st = kiln__parallel_for(ctx, h, 16, rgba8_rows, &job);
+        }
+    }
+    if (st == KILN_OK) {
+        memcpy(kiln_vk_io_map(&bin), dst, (size_t)blk_bytes);
+        st = kiln_vk_buffer_flush(ctx, gpu, px.direct ? &px.dev : &px.staging);
+    }
+    if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, bin.direct ? &bin.dev : &bin.staging);
+    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 1, &cmd);
+    double ms = 0.0;
+    if (st == KILN_OK) {
+        kiln_vk_cmd_upload(&cmd, &px, in_bytes);
+        kiln_vk_cmd_upload(&cmd, &bin, blk_bytes);
+        kiln_vk_cmd_timestamp(&cmd, 0);
+        const uint32_t push[10] = {w, h, bx, (uint32_t)nblocks, stride_words, off_words,
+                                   params->perceptual ? ETC_PW_R : 1u, params->perceptual ? ETC_PW_G : 1u,
+                                   params->perceptual ? ETC_PW_B : 1u, (uint32_t)params->alpha_threshold};
+        kiln_vk_binding b[3] = {{.buffer = px.dev.buffer, .range = in_bytes},
+                                {.buffer = bin.dev.buffer, .range = blk_bytes},
+                                {.buffer = bout.dev.buffer, .range = blk_bytes}};
+        st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, nblocks);
+        kiln_vk_cmd_timestamp(&cmd, 1);
+        kiln_vk_cmd_download(&cmd, &bout, blk_bytes);
+        if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
+    }
+    kiln_vk_cmd_free(&cmd);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, bout.direct ? &bout.dev : &bout.staging);
+    if (st == KILN_OK) {
+        const uint32_t *o = kiln_vk_io_map(&bout);
+        for (uint64_t i = 0; i < nblocks; i++)
+            memcpy(dst + (i * stride_words + off_words) * 4u, o + i * stride_words + off_words, 8);
+        *ms_out += ms;
+    }
+    kiln_vk_io_destroy(gpu, &px);
+    kiln_vk_io_destroy(gpu, &bin);
+    kiln_vk_io_destroy(gpu, &bout);
+    return st;
+}
+
 /* ---------------------------------------------------------------- entry */
 
 kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
@@ -631,23 +733,43 @@ kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const
                           fi->name, img->width, img->height, need, dst ? dst_size : (size_t)0);
     if (params->gpu_strategy != 0 && params->gpu_strategy != 1)
         return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU strategy %d is neither kiln (0) nor seed (1)", params->gpu_strategy);
-    if (params->dither)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s: the GPU encoders do not dither", fi->name);
+    /* dithering (helper gpudither): kiln's strategy only; EAC in eac_pass, ETC colour by etc_dither_pass
+     * after the colour passes */
+    if (params->dither && params->gpu_strategy != 0)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s: the seed strategy does not dither on the GPU; --backend auto encodes it on the CPU",
+                          fi->name);
+    /* the colour passes search without dithering (as the CPU does; a block they hand to the CPU encoder
+     * must not come back dithered), then etc_dither_pass re-picks the selectors.
+     * ETC2 RGB / RGBA at FAST (helper ditherfix): the CPU dithers the fast path's block (kiln__etc_fast_opaque,
+     * which enc_etc1.comp ETC2 = 1 replays), see etc2_enc.c kiln__enc_etc2_rgb. */
+    kiln_encode_params nd_params = *params;
+    nd_params.dither = 0;
+    const kiln_encode_params *cp = &nd_params;
     if (fi->format == KILN_FORMAT_ETC1_UNORM || fi->format == KILN_FORMAT_ETC1_SRGB) {
         double ms = 0.0;
-        KILN_TRY(etc1_pass(ctx, img, params, params->gpu_strategy == 1, 0, subgroup_size, dst, &ms));
+        KILN_TRY(etc1_pass(ctx, img, cp, params->gpu_strategy == 1, 0, subgroup_size, dst, &ms));
+        if (params->dither) KILN_TRY(etc_dither_pass(ctx, img, params, 0, 0, 2, 0, subgroup_size, dst, &ms));
         ctx->last_gpu_ms = ms;
         return KILN_OK;
     }
     const int is_rgb = fi->format == KILN_FORMAT_ETC2_RGB8_UNORM || fi->format == KILN_FORMAT_ETC2_RGB8_SRGB;
     const int is_rgba = fi->format == KILN_FORMAT_ETC2_RGBA8_UNORM || fi->format == KILN_FORMAT_ETC2_RGBA8_SRGB;
     const int is_a1 = fi->format == KILN_FORMAT_ETC2_RGB8A1_UNORM || fi->format == KILN_FORMAT_ETC2_RGB8A1_SRGB;
+    if ((is_rgb || is_rgba) && params->gpu_strategy == 1) {
+        /* betsy's ETC2 design (gpu_encode_etc2_seed.c); RGBA: its colour in bytes 8..15, the EAC seed alpha in 0..7 */
+        double ms_c = 0.0, ms_a = 0.0;
+        KILN_TRY(kiln__gpu_etc2_seed_colour(ctx, img, params, subgroup_size, dst, is_rgba ? 16 : 8, is_rgba ? 8 : 0, &ms_c));
+        if (is_rgba) KILN_TRY(eac_pass(ctx, img, params, 0, 1, 3, 4, 0, subgroup_size, dst, &ms_a));
+        ctx->last_gpu_ms = ms_c + ms_a;
+        return KILN_OK;
+    }
     if ((is_rgb || is_a1) && params->gpu_strategy == 0) {
         double ms = 0.0;
         if (is_rgb && params->quality == KILN_QUALITY_FAST)
-            KILN_TRY(etc1_pass(ctx, img, params, 0, 1, subgroup_size, dst, &ms));
+            KILN_TRY(etc1_pass(ctx, img, cp, 0, 1, subgroup_size, dst, &ms));
         else
-            KILN_TRY(etc2_colour_pass(ctx, img, params, is_a1, subgroup_size, dst, 8, 0, &ms));
+            KILN_TRY(etc2_colour_pass(ctx, img, cp, is_a1, subgroup_size, dst, 8, 0, &ms));
+        if (params->dither) KILN_TRY(etc_dither_pass(ctx, img, params, 1, is_a1, 2, 0, subgroup_size, dst, &ms));
         ctx->last_gpu_ms = ms;
         return KILN_OK;
     }
@@ -664,13 +786,14 @@ kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const
             if (!colour)
                 return kiln__fail(ctx, KILN_ERR_OUT_OF_MEMORY, "GPU %s encode: no memory for %llu colour blocks", fi->name,
                                   (unsigned long long)nblocks);
-            st = etc1_pass(ctx, img, params, 0, 1, subgroup_size, colour, &ms_c);
+            st = etc1_pass(ctx, img, cp, 0, 1, subgroup_size, colour, &ms_c);
             if (st == KILN_OK)
                 for (uint64_t i = 0; i < nblocks; i++) memcpy(dst + i * 16u + 8u, colour + i * 8u, 8);
             free(colour);
         } else {
-            st = etc2_colour_pass(ctx, img, params, 0, subgroup_size, dst, 16, 8, &ms_c);
+            st = etc2_colour_pass(ctx, img, cp, 0, subgroup_size, dst, 16, 8, &ms_c);
         }
+        if (st == KILN_OK && params->dither) st = etc_dither_pass(ctx, img, params, 1, 0, 4, 2, subgroup_size, dst, &ms_c);
         /* the alpha pass writes bytes 0..7 of each block only */
         if (st == KILN_OK) st = eac_pass(ctx, img, params, 0, 1, 3, 4, 0, subgroup_size, dst, &ms_a);
         if (st == KILN_OK) ctx->last_gpu_ms = ms_c + ms_a;
@@ -685,7 +808,7 @@ kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const
     default:
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                           "%s has no GPU encoder yet for GPU strategy %d (the GPU covers EAC R11/RG11 and ETC1 at every quality, "
-                          "ETC2 RGB / RGBA / RGB A1 with kiln's strategy 0, ETC1 with the seed strategy 1)",
+                          "ETC2 RGB / RGBA / RGB A1 with kiln's strategy 0, ETC1 and ETC2 RGB / RGBA with the seed strategy 1)",
                           fi->name, params->gpu_strategy);
     }
     double ms = 0.0;

@@ -15,7 +15,21 @@
  * doubles' bits. The default shader is enc_etc2_th_unroll.comp: th_eval's pixel loops unrolled (H100, 2026-11-25,
  * bench/gpu_etc2_th 4096^2: normal 37.6 ms vs 54.5 rolled, high 37.8 vs 43.1, fast and max equal);
  * KILN_GPU_ETC2_TH_UNROLL=0 in the environment picks enc_etc2_th.comp, the same code rolled (bench/gpu_etc2_th
- * compares both; the tests check both). */
+ * compares both; the tests check both).
+ *
+ * kiln__gpu_etc2_th_plan_make / _record: the same pipelines, push constants and dispatches on buffers already on
+ * the device (the mip chain + encode path, gpu_mip_encode_etc.inc, helper etc2res); kiln__gpu_etc2_th records its
+ * three dispatches through them, so both paths run the same code.
+ *
+ * The default (helper thlanes, issue 4): the gate (phase 0, enc_etc2_th_lanes.comp) also computes a listed block's
+ * partitions (the double-precision part of the search: principal axis, 2-means costs, Lloyd) into its outgoing state,
+ * and the search (phase 1, enc_etc2_th_lanes.comp) reads them before it writes the block (KILN_GPU_ETC2_TH_PREP=1;
+ * H100 4096^2 max: T/H 82.9 ms vs 103.4, normal 13.6 vs 20.2). KILN_GPU_ETC2_TH_LANES=L (2, 4, 8, 16) runs the
+ * search with L lanes per block: the partitions' local searches and max's +-1 neighbours spread over the lanes,
+ * reduced through shared memory on (error, CPU order) (the shader's header says why that is exact); slower on the
+ * H100 (docs/PERFORMANCE.md). KILN_GPU_ETC2_TH_PREP=0 with L > 1: every lane sorts the pixels itself; with L = 1
+ * (or KILN_GPU_ETC2_TH_LANES=1 alone): the one-invocation design above. Same bytes in every configuration
+ * (test_gpu_etc2_th's lane_counts). */
 #include "gpu/gpu_etc2_th.h"
 
 #include "codec/etc_enc.h"
@@ -43,12 +57,21 @@ static void put_double(uint32_t out[2], double v)
     out[1] = (uint32_t)(u >> 32);
 }
 
-kiln_status kiln__gpu_etc2_th(kiln_context *ctx, const uint8_t *rgba8, uint32_t w, uint32_t h,
-                              const kiln_encode_params *params, int a1, uint32_t subgroup_size,
-                              kiln_etc2_gpu_block *blocks, double *ms)
+_Static_assert(sizeof(th_push) == sizeof(((kiln__gpu_etc2_th_plan *)0)->push), "th_push is the plan's push words");
+
+/* The workgroup size of every T / H pipeline; enc_etc2_th.glsl's TH_WG (the lanes build sizes its shared memory by it) */
+#define TH_LANES_WG 64u
+/* KILN_GPU_ETC2_TH_LANES / _PREP unset: invocations per block of the search, the gate computes the partitions
+ * (H100, 2026-11-25: 1:1 fastest of 1:0, 1:1, 2:1, 4:1, 8:1, 16:1, 4:0, 8:0 at max, high and normal) */
+#define TH_LANES_DEFAULT 1u
+#define TH_PREP_DEFAULT 1u
+
+kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_params *params, int a1, uint32_t subgroup_size,
+                                        kiln__gpu_etc2_th_plan *out)
 {
-    if (!rgba8 || !params || !blocks || w == 0 || h == 0)
-        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU ETC2 T/H pass: empty image, no parameters or no blocks");
+    memset(out, 0, sizeof *out);
+    if (!params)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU ETC2 T/H pass: no parameters");
     if (params->quality < KILN_QUALITY_FAST || params->quality > KILN_QUALITY_MAX)
         return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU ETC2 T/H pass: unknown quality %d", (int)params->quality);
     kiln_gpu *gpu;
@@ -60,22 +83,8 @@ kiln_status kiln__gpu_etc2_th(kiln_context *ctx, const uint8_t *rgba8, uint32_t 
                           "the GPU ETC2 T/H pass needs 64-bit floats and integers in shaders; %s lacks %s", gpu->props.deviceName,
                           !f.shaderFloat64 ? "shaderFloat64" : "shaderInt64");
 
-    const uint64_t bx = ((uint64_t)w + 3) / 4, by = ((uint64_t)h + 3) / 4, nblocks = bx * by;
-    const uint64_t in_bytes = (uint64_t)w * h * 4u, blk_bytes = nblocks * sizeof(kiln_etc2_gpu_block);
-    const uint64_t range = gpu->props.limits.maxStorageBufferRange;
-    const uint64_t list_bytes = (nblocks + 1) * 4u;
-    if (in_bytes > range || blk_bytes > range || list_bytes > range || nblocks > UINT32_MAX / 64u || in_bytes > SIZE_MAX ||
-        blk_bytes > SIZE_MAX)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
-                          "GPU ETC2 T/H pass of %ux%u: %llu bytes of input exceed the device's storage buffer range (%llu)", w,
-                          h, (unsigned long long)in_bytes, (unsigned long long)range);
-
     th_push push;
     memset(&push, 0, sizeof push);
-    push.width = w;
-    push.height = h;
-    push.blocks_x = (uint32_t)bx;
-    push.nblocks = (uint32_t)nblocks;
     int wt[3];
     if (params->perceptual) {
         wt[0] = ETC_PW_R;
@@ -100,20 +109,87 @@ kiln_status kiln__gpu_etc2_th(kiln_context *ctx, const uint8_t *rgba8, uint32_t 
     /* KILN_GPU_ETC2_TH_UNROLL=0: the build of the shader with th_eval's pixel loops rolled (same bytes; bench/) */
     const char *ue = getenv("KILN_GPU_ETC2_TH_UNROLL");
     const char *shader = ue && ue[0] == '0' ? "enc_etc2_th" : "enc_etc2_th_unroll";
-    const kiln_vk_pipeline *pipe[3]; /* by PHASE: 0 gate, 1 search, 2 reset */
+    /* KILN_GPU_ETC2_TH_LANES=L: the search with L invocations per block (enc_etc2_th_lanes.comp), 1 = one per block */
+    /* At FAST the partition pre-pass costs more than the search it feeds (H100 2026-11-25 19:00 UTC, T/H pass
+     * alone at 4096^2: 1.62 ms without, 15.64 ms with it), so the default keeps it for the higher qualities. */
+    uint32_t lanes = TH_LANES_DEFAULT, prep = params->quality > KILN_QUALITY_FAST ? TH_PREP_DEFAULT : 0u;
+    const char *le = getenv("KILN_GPU_ETC2_TH_LANES");
+    if (le && le[0]) {
+        char *end = NULL;
+        unsigned long v = strtoul(le, &end, 10);
+        if (*end || (v != 1 && v != 2 && v != 4 && v != 8 && v != 16))
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_ETC2_TH_LANES=%s: expected 1, 2, 4, 8 or 16", le);
+        lanes = (uint32_t)v;
+        prep = lanes > 1;
+    }
+    /* KILN_GPU_ETC2_TH_PREP=1: the gate computes the partitions, the lanes search loads them (also with one lane);
+     * 0: every lane sorts the pixels itself (lanes > 1; one lane: the one-invocation shader). Unset: 1 when
+     * KILN_GPU_ETC2_TH_LANES > 1 is set, 0 when it is 1, TH_PREP_DEFAULT when neither is set. */
+    const char *pe = getenv("KILN_GPU_ETC2_TH_PREP");
+    if (pe && pe[0]) {
+        if ((pe[0] != '0' && pe[0] != '1') || pe[1])
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_ETC2_TH_PREP=%s: expected 0 or 1", pe);
+        prep = pe[0] == '1';
+    }
+    out->lanes = lanes;
+    out->prep = prep;
+    const int lanes_shader = lanes > 1 || prep;
     for (uint32_t ph = 0; ph < 3; ph++) {
-        const uint32_t spec[1] = {ph};
+        const uint32_t spec[3] = {ph, ph == 1 ? lanes : 1u, prep}; /* the gate: one pipeline whatever the lanes */
+        const int many = lanes_shader && (ph == 1 || (ph == 0 && prep));
         kiln_vk_pipeline_desc desc = {
-            .shader = shader,
-            .local_size = 64,
+            .shader = many ? "enc_etc2_th_lanes" : shader,
+            .local_size = TH_LANES_WG,
             .spec = spec,
-            .nspec = 1,
+            .nspec = many ? 3 : 1,
             .nbindings = 4,
             .push_size = sizeof push,
             .subgroup_size = subgroup_size,
         };
-        KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe[ph]));
+        KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &out->pipe[ph]));
     }
+    memcpy(out->push, &push, sizeof push);
+    return KILN_OK;
+}
+
+kiln_status kiln__gpu_etc2_th_record(kiln_context *ctx, struct kiln_vk_cmd *cmd, const kiln__gpu_etc2_th_plan *plan,
+                                     uint32_t phase, uint32_t w, uint32_t h, const struct kiln_vk_binding *b)
+{
+    const uint64_t bx = ((uint64_t)w + 3) / 4, by = ((uint64_t)h + 3) / 4, nblocks = bx * by;
+    if (phase > 2 || w == 0 || h == 0 || nblocks > UINT32_MAX / 64u)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU ETC2 T/H pass: phase %u of %ux%u", phase, w, h);
+    th_push push;
+    memcpy(&push, plan->push, sizeof push);
+    push.width = w;
+    push.height = h;
+    push.blocks_x = (uint32_t)bx;
+    push.nblocks = (uint32_t)nblocks;
+    /* reset: one invocation; gate: one per block; search: lanes per block, those past the listed count
+     * return at once (lanes > 1: idle through the barriers) */
+    const uint64_t items = phase == 2 ? 1u : (phase == 1 ? nblocks * plan->lanes : nblocks);
+    return kiln_vk_cmd_dispatch_linear(ctx, cmd, plan->pipe[phase], b, &push, items);
+}
+
+kiln_status kiln__gpu_etc2_th(kiln_context *ctx, const uint8_t *rgba8, uint32_t w, uint32_t h,
+                              const kiln_encode_params *params, int a1, uint32_t subgroup_size,
+                              kiln_etc2_gpu_block *blocks, double *ms)
+{
+    if (!rgba8 || !params || !blocks || w == 0 || h == 0)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU ETC2 T/H pass: empty image, no parameters or no blocks");
+    kiln__gpu_etc2_th_plan plan;
+    KILN_TRY(kiln__gpu_etc2_th_plan_make(ctx, params, a1, subgroup_size, &plan));
+    kiln_gpu *gpu;
+    KILN_TRY(kiln__gpu_get(ctx, &gpu));
+
+    const uint64_t bx = ((uint64_t)w + 3) / 4, by = ((uint64_t)h + 3) / 4, nblocks = bx * by;
+    const uint64_t in_bytes = (uint64_t)w * h * 4u, blk_bytes = nblocks * sizeof(kiln_etc2_gpu_block);
+    const uint64_t range = gpu->props.limits.maxStorageBufferRange;
+    const uint64_t list_bytes = (nblocks + 1) * 4u;
+    if (in_bytes > range || blk_bytes > range || list_bytes > range || nblocks > UINT32_MAX / 64u || in_bytes > SIZE_MAX ||
+        blk_bytes > SIZE_MAX)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "GPU ETC2 T/H pass of %ux%u: %llu bytes of input exceed the device's storage buffer range (%llu)", w,
+                          h, (unsigned long long)in_bytes, (unsigned long long)range);
 
     kiln_vk_io in, bin, bout;
     kiln_vk_buffer list;
@@ -143,12 +219,11 @@ kiln_status kiln__gpu_etc2_th(kiln_context *ctx, const uint8_t *rgba8, uint32_t 
                                 {.buffer = bin.dev.buffer, .range = blk_bytes},
                                 {.buffer = bout.dev.buffer, .range = blk_bytes},
                                 {.buffer = list.buffer, .range = list_bytes}};
-        st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe[2], b, &push, 1);
+        st = kiln__gpu_etc2_th_record(ctx, &cmd, &plan, 2, w, h, b);
         kiln_vk_cmd_barrier(&cmd);
-        if (st == KILN_OK) st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe[0], b, &push, nblocks);
+        if (st == KILN_OK) st = kiln__gpu_etc2_th_record(ctx, &cmd, &plan, 0, w, h, b);
         kiln_vk_cmd_barrier(&cmd);
-        /* as many invocations as blocks; those past the listed count return at once */
-        if (st == KILN_OK) st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe[1], b, &push, nblocks);
+        if (st == KILN_OK) st = kiln__gpu_etc2_th_record(ctx, &cmd, &plan, 1, w, h, b);
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, &bout, blk_bytes);
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &t);

@@ -26,4 +26,27 @@ kiln_status kiln__gpu_etc2_th(kiln_context *ctx, const uint8_t *rgba8, uint32_t 
                               const kiln_encode_params *params, int a1, uint32_t subgroup_size,
                               kiln_etc2_gpu_block *blocks, double *ms);
 
+/* The same pass on buffers already on the device (gpu_mip_encode_etc.inc: the mip chain + encode path keeps
+ * the level's texels and the block states where the earlier passes wrote them). kiln__gpu_etc2_th_plan_make:
+ * the pipelines and the push constants of kiln__gpu_etc2_th (same checks, shader choice and constants), the
+ * level's size aside. kiln__gpu_etc2_th_record records one dispatch of a w x h level: phase 2 (reset the
+ * list), then after a compute barrier phase 0 (gate and bound), then after another phase 1 (search), as
+ * kiln__gpu_etc2_th does. b[4]: the texels (w * h RGBA8 words), the incoming kiln_etc2_gpu_block array, the
+ * outgoing one (every block written; not the same memory as the incoming; with plan.prep phase 0 also leaves the
+ * listed blocks' partitions there for phase 1), the list ((nblocks + 1) words). */
+struct kiln_vk_pipeline;
+struct kiln_vk_cmd;
+struct kiln_vk_binding;
+typedef struct kiln__gpu_etc2_th_plan {
+    const struct kiln_vk_pipeline *pipe[3]; /* by PHASE: 0 gate, 1 search, 2 reset */
+    uint32_t push[24];                      /* gpu_etc2_th.c's th_push; words 0..3 (the size) per level */
+    uint32_t lanes;                         /* invocations per block of the search (KILN_GPU_ETC2_TH_LANES) */
+    uint32_t prep;                          /* 1: the gate also writes the listed blocks' partitions (lanes build) */
+} kiln__gpu_etc2_th_plan;
+
+kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_params *params, int a1, uint32_t subgroup_size,
+                                        kiln__gpu_etc2_th_plan *out);
+kiln_status kiln__gpu_etc2_th_record(kiln_context *ctx, struct kiln_vk_cmd *cmd, const kiln__gpu_etc2_th_plan *plan,
+                                     uint32_t phase, uint32_t w, uint32_t h, const struct kiln_vk_binding *b);
+
 #endif

@@ -11,6 +11,7 @@
  *   single-pass  every level in ONE dispatch: stages as above run by the same workgroups, the last
  *                workgroup to finish the tiles a later-stage tile depends on continues with it
  *                (per-tile arrival counters, release/acquire fences; shaders/mip_tile.comp)
+ *   auto         pyramid while the fast box path is on (below), else single-pass
  *   baseline     (bench only) reads the base once and writes every level without reducing
  *   blit         the vkCmdBlitImage chain (gpu_mip_blit.c): exact only on even levels, no alpha weighting
  *
@@ -19,6 +20,11 @@
  * weighting of rule 7, sRGB decode by the CPU's table and the exact threshold encoder, fp32 chain
  * (levels read by a later stage are kept in fp32 in the `chain` buffer, never re-read from the
  * quantised output). They differ in how levels are grouped into dispatches and reduced.
+ *
+ * The fast box path (per-level, subgroup, pyramid, auto; KILN_GPU_MIP_FAST, see make_plan) runs the same
+ * arithmetic in leaner kernels: even stages with the levels in between kept in registers / shared memory
+ * (shaders/mip_fast.comp), odd levels one texel per invocation without region bookkeeping and the last small
+ * levels in one workgroup per texture (shaders/mip_fast_level.comp). Same bytes as mip_tile.comp.
  *
  * Data stays in storage buffers: the base images (RGBA8 words or RGBA32F) in, the quantised levels
  * 1..L-1 of every image out (tightly packed, level after level). A batch (kiln_mip_texture_layers,
@@ -52,6 +58,7 @@
 
 typedef struct mip_stage {
     uint32_t l0, K, T, ntx, nty, ctr_off, shuffle, write_chain;
+    int fast; /* MIP_FAST_*: 0 shaders/mip_tile.comp, else the fast box path */
 } mip_stage;
 
 typedef struct mip_plan {
@@ -104,7 +111,77 @@ static uint32_t fit_k(const mip_plan *p, uint32_t l0, uint32_t K)
     return K;
 }
 
-static void make_plan(mip_plan *p, uint32_t W, uint32_t H, uint32_t L, int strategy, int shuffles)
+/* The fast box path for per-level, subgroup and pyramid (same bytes as the general path):
+ *   MIP_FAST_EVEN   shaders/mip_fast.comp: K <= 6 levels that halve both axes exactly, 64 x 64 tiles of
+ *                   level l0, the levels in between in registers / shared memory (per-level: K = 1)
+ *   MIP_FAST_LEVEL  shaders/mip_fast_level.comp mode 0: one level of any parity (odd axes: 3 taps)
+ *   MIP_FAST_TAIL   mip_fast_level.comp mode 1: every remaining level in one workgroup per texture, once the
+ *                   next level has at most MIP_TAIL_TEXELS texels (not for per-level: one dispatch per level)
+ *   MIP_FAST_LEVEL2 mip_fast_level.comp mode 2: two levels of any parity (subgroup, pyramid; odd_pairs)
+ *   MIP_FAST_EVEN2  shaders/mip_fast2.comp: MIP_FAST_EVEN for levels of >= MIP_EVEN2_TEXELS texels with one
+ *                   level-(l0+1) texel per invocation (32 x 32 tiles, K <= 5): the H100 (2026-11-25) showed
+ *                   mip_fast.comp latency-bound there (4x fewer invocations than the baseline's)
+ * KILN_GPU_MIP_FAST=0: the general path alone (mip_tile.comp); =1: the even stages (MIP_FAST_EVEN, _EVEN2)
+ * only, odd levels on the general path; unset or anything else: all of them. Stage parameters reach the fast
+ * shaders as push constants (fast_push). */
+#define MIP_FAST_EVEN 1
+#define MIP_FAST_LEVEL 2
+#define MIP_FAST_TAIL 3
+#define MIP_FAST_LEVEL2 4 /* mip_fast_level.comp mode 2: two levels of any parity, level l0+1 in shared memory */
+#define MIP_FAST_EVEN2 5  /* shaders/mip_fast2.comp: an even stage (K <= 5) with one level-(l0+1) texel per invocation */
+#define MIP_EVEN2_TEXELS 65536u
+/* ... and below MIP_EVEN2_MAX_TEXELS (level texels x batch count) in multi-level stages: H100 2026-11-25 18:32
+ * UTC (lead), pyramid cold min: mip_fast2 won at 1920x1080 (86.3 vs 95.3 us) but lost from 2048^2 up (77.0 vs 59.5; 4096^2 193.3 vs 141.1;
+ * 256 x 256^2 184.0 vs 138.8); per-level (one level per stage) keeps it at every size (4096^2 186.3 vs 211.4). */
+#define MIP_EVEN2_MAX_TEXELS 4194304u
+#define MIP_FAST_PUSH 96u /* bytes of the fast shaders' push constants (fast_push) */
+#define MIP_TAIL_TEXELS 0u /* H100 2026-11-25: the one-workgroup tail lost to one dispatch per level */
+
+/* Subgroup / pyramid make odd levels two at a time (MIP_FAST_LEVEL2: 16 x 16 tiles of level l0+2, level l0+1 in
+ * shared memory with a recomputed 1-texel halo, never in the fp32 chain) when level l0+1 has at most
+ * MIP_PAIR_TEXELS texels (the small levels, where the H100 showed one dispatch per level costing more than the
+ * work), else one dispatch per odd level (MIP_FAST_LEVEL). KILN_GPU_MIP_O2 (tuning aid): 0 never, 1 always. */
+/* H100 2026-11-25 18:32 UTC (lead), pyramid cold min, pairs never / from 512^2 / always: 1920x1080 87.4 / 86.3 /
+ * 95.3 us, 2047^2 131.8 / 143.0 / 139.5, 4095^2 352.3 / 362.2 / 374.0, 3095x990 130.7 / 140.1 / 131.7: never. */
+#define MIP_PAIR_TEXELS 0u
+static uint64_t odd_pairs(void)
+{
+    const char *e = getenv("KILN_GPU_MIP_O2");
+    return e && e[0] == '0' ? 0 : e && e[0] == '1' ? UINT64_MAX : MIP_PAIR_TEXELS;
+}
+
+/* KILN_GPU_MIP_EVEN2=0 (tuning aid): every even stage on mip_fast.comp (2 x 2 level-(l0+1) texels per
+ * invocation, as measured on the H100 on 2026-11-25) instead of mip_fast2.comp on large levels. */
+static int even2_enabled(void)
+{
+    const char *e = getenv("KILN_GPU_MIP_EVEN2");
+    return !(e && e[0] == '0');
+}
+
+/* KILN_GPU_MIP_TAIL=N (tuning aid): the tail starts once the next level has at most N texels (default
+ * MIP_TAIL_TEXELS; 0 = no tail). */
+static uint64_t tail_texels(void)
+{
+    const char *e = getenv("KILN_GPU_MIP_TAIL");
+    return e && e[0] >= '0' && e[0] <= '9' ? strtoull(e, NULL, 10) : MIP_TAIL_TEXELS;
+}
+
+static int fast_enabled(void)
+{
+    const char *e = getenv("KILN_GPU_MIP_FAST");
+    return e && e[0] == '0' ? 0 : e && e[0] == '1' && e[1] == 0 ? 1 : 2;
+}
+
+/* Number of exact halvings of both axes from level l0, at most `cap`: the fast stage's K. */
+static uint32_t even_steps(const mip_plan *p, uint32_t l0, uint32_t cap)
+{
+    uint32_t M = 0;
+    while (M < cap && p->w[l0] % (2u << M) == 0 && p->h[l0] % (2u << M) == 0) M++;
+    return M;
+}
+
+static void make_plan(mip_plan *p, uint32_t W, uint32_t H, uint32_t L, int strategy, int shuffles, int fast,
+                      uint32_t count)
 {
     memset(p, 0, sizeof *p);
     p->L = L;
@@ -113,9 +190,44 @@ static void make_plan(mip_plan *p, uint32_t W, uint32_t H, uint32_t L, int strat
         p->h[m] = kiln_level_dim(H, m);
     }
     uint32_t l0 = 0;
+    const int fast_ok = fast && (strategy == KILN_MIP_STRATEGY_PER_LEVEL || strategy == KILN_MIP_STRATEGY_SUBGROUP ||
+                                 strategy == KILN_MIP_STRATEGY_PYRAMID);
+    const uint64_t tail = fast_ok ? tail_texels() : 0;
+    const uint64_t pairs = fast_ok ? odd_pairs() : 0;
+    const int even2 = fast_ok && even2_enabled();
     while (l0 + 1 < L) {
         uint32_t rem = L - 1 - l0, K = 1;
         int shuf = 0;
+        if (fast_ok) {
+            const int per_level = strategy == KILN_MIP_STRATEGY_PER_LEVEL;
+            uint32_t M = even_steps(p, l0, per_level ? 1u : rem < 6 ? rem : 6u);
+            int kind = 0;
+            if (M >= 1 && (M == rem || per_level)) kind = MIP_FAST_EVEN;
+            else if (fast >= 2 && !per_level && (uint64_t)p->w[l0 + 1] * p->h[l0 + 1] <= tail) kind = MIP_FAST_TAIL;
+            else if (M >= 1) kind = MIP_FAST_EVEN;
+            else if (fast >= 2 && !per_level && rem >= 2 && (uint64_t)p->w[l0 + 1] * p->h[l0 + 1] <= pairs)
+                kind = MIP_FAST_LEVEL2;
+            else if (fast >= 2) kind = MIP_FAST_LEVEL;
+            if (kind == MIP_FAST_EVEN && even2 && (uint64_t)p->w[l0] * p->h[l0] >= MIP_EVEN2_TEXELS &&
+                (per_level || (uint64_t)p->w[l0] * p->h[l0] * count < MIP_EVEN2_MAX_TEXELS)) {
+                kind = MIP_FAST_EVEN2;
+                if (M > 5) M = 5;
+            }
+            if (kind) {
+                mip_stage *s = &p->st[p->nst++];
+                memset(s, 0, sizeof *s);
+                s->l0 = l0;
+                const int ev = kind == MIP_FAST_EVEN || kind == MIP_FAST_EVEN2;
+                const uint32_t te = kind == MIP_FAST_EVEN ? 64u : 32u; /* an even stage's tile edge at level l0 */
+                s->K = ev ? M : kind == MIP_FAST_TAIL ? rem : kind == MIP_FAST_LEVEL2 ? 2 : 1;
+                s->T = ev ? te >> M : kind == MIP_FAST_TAIL ? 0u : 16u;
+                s->ntx = ev ? div_up(p->w[l0], te) : kind == MIP_FAST_TAIL ? 1 : div_up(p->w[l0 + s->K], 16);
+                s->nty = ev ? div_up(p->h[l0], te) : kind == MIP_FAST_TAIL ? 1 : div_up(p->h[l0 + s->K], 16);
+                s->fast = kind;
+                l0 += s->K;
+                continue;
+            }
+        }
         switch (strategy) {
         case KILN_MIP_STRATEGY_PER_LEVEL: K = 1; break;
         case KILN_MIP_STRATEGY_SUBGROUP:
@@ -160,7 +272,7 @@ typedef struct mip_run {
     uint32_t table_words;
     kiln_vk_io prm, in, out, lut;
     kiln_vk_buffer chain, ctr;
-    const kiln_vk_pipeline *tile, *base;
+    const kiln_vk_pipeline *tile, *base, *fast, *fast_level, *fast2;
 } mip_run;
 
 static void run_free(mip_run *r)
@@ -221,7 +333,7 @@ void kiln__gpu_mip_lut(float l[1024], int decode_srgb)
 
 /* Plans `strategy`, builds the job table and creates every buffer but the input. */
 static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint32_t flags, const uint8_t *weighted,
-                               uint32_t subgroup_size, uint32_t align_words, int device_out)
+                               uint32_t subgroup_size, uint32_t align_words, int device_out, int fast)
 {
     kiln_gpu *gpu = r->gpu;
     const uint32_t wpt = (flags & MIPF_OUT_F32) ? 4 : (flags & MIPF_OUT_F16) ? 2 : 1;
@@ -229,7 +341,7 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
     if (r->count > MIP_MAX_TEXTURES || r->count > gpu->props.limits.maxComputeWorkGroupCount[2])
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "GPU mipmaps: %u images in one batch (at most %u)", r->count,
                           MIP_MAX_TEXTURES);
-    make_plan(&r->plan, r->W, r->H, r->plan.L, strategy, gpu->full_subgroups);
+    make_plan(&r->plan, r->W, r->H, r->plan.L, strategy, gpu->full_subgroups, fast, r->count);
     mip_plan *p = &r->plan;
     r->table_words = P_TEX + r->count;
     free(r->table);
@@ -254,6 +366,11 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
             t[P_LEVEL + 4 * top + 2] = (uint32_t)chain_v;
             chain_v += (uint64_t)p->w[top] * p->h[top];
         }
+        if (st->fast == MIP_FAST_TAIL) /* the tail passes every level but its last through the chain */
+            for (uint32_t m = st->l0 + 1; m < st->l0 + st->K; m++) {
+                t[P_LEVEL + 4 * m + 2] = (uint32_t)chain_v;
+                chain_v += (uint64_t)p->w[m] * p->h[m];
+            }
         if (s >= 1) {
             st->ctr_off = (uint32_t)ctr_w;
             ctr_w += (uint64_t)st->ntx * st->nty * r->count;
@@ -315,8 +432,52 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
                                    .push_size = 8, .subgroup_size = subgroup_size,
                                    .full_subgroups = gpu->full_subgroups};
         KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &d, &r->tile));
+        int any_even = 0, any_level = 0, any_even2 = 0;
+        for (uint32_t s = 0; s < p->nst; s++) {
+            any_even2 |= p->st[s].fast == MIP_FAST_EVEN2;
+            any_even |= p->st[s].fast == MIP_FAST_EVEN;
+            any_level |= p->st[s].fast == MIP_FAST_LEVEL || p->st[s].fast == MIP_FAST_TAIL || p->st[s].fast == MIP_FAST_LEVEL2;
+        }
+        if (any_even) {
+            kiln_vk_pipeline_desc f = {.shader = "mip_fast", .local_size = MIP_LOCAL, .nbindings = MIP_BINDINGS,
+                                       .push_size = MIP_FAST_PUSH, .subgroup_size = subgroup_size};
+            KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &f, &r->fast));
+        }
+        if (any_even2) {
+            kiln_vk_pipeline_desc f = {.shader = "mip_fast2", .local_size = MIP_LOCAL, .nbindings = MIP_BINDINGS,
+                                       .push_size = MIP_FAST_PUSH, .subgroup_size = subgroup_size};
+            KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &f, &r->fast2));
+        }
+        if (any_level) {
+            kiln_vk_pipeline_desc f = {.shader = "mip_fast_level", .local_size = MIP_LOCAL,
+                                       .nbindings = MIP_BINDINGS, .push_size = MIP_FAST_PUSH,
+                                       .subgroup_size = subgroup_size};
+            KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &f, &r->fast_level));
+        }
     }
     return KILN_OK;
+}
+
+/* The fast shaders' push constants (mip_fast_common.glsl Push): words 0, 1 are set by the caller. */
+static void fast_push(const mip_run *r, const mip_stage *st, uint32_t *w)
+{
+    const uint32_t *t = r->table;
+    const uint32_t l0 = st->l0, top = st->l0 + st->K;
+    w[2] = l0;
+    w[3] = st->K;
+    w[4] = st->ntx;
+    w[5] = st->nty;
+    w[6] = st->write_chain;
+    w[7] = t[2];
+    w[8] = r->W;
+    w[9] = r->H;
+    w[10] = t[P_LEVEL + 4 * l0 + 2];
+    w[11] = t[P_LEVEL + 4 * top + 2];
+    w[12] = t[4];
+    w[13] = t[5];
+    w[14] = t[6];
+    w[15] = 0;
+    for (uint32_t i = 0; i < 8; i++) w[16 + i] = l0 + 1 + i < r->plan.L ? t[P_LEVEL + 4 * (l0 + 1 + i) + 3] : 0;
 }
 
 static kiln_status run_record(kiln_context *ctx, kiln_vk_cmd *cmd, mip_run *r, int strategy)
@@ -339,15 +500,47 @@ static kiln_status run_record(kiln_context *ctx, kiln_vk_cmd *cmd, mip_run *r, i
         const mip_stage *st = &p->st[s];
         uint32_t tiles = st->ntx * st->nty;
         uint32_t gx = tiles < 65535 ? tiles : 65535, gy = div_up(tiles, gx);
-        uint32_t push[2] = {s, single ? 1u : 0u};
-        KILN_TRY(kiln_vk_cmd_dispatch(ctx, cmd, r->tile, b, push, gx, gy, r->count));
+        uint32_t push[MIP_FAST_PUSH / 4] = {s, single ? 1u : st->fast == MIP_FAST_TAIL ? 1u : st->fast == MIP_FAST_LEVEL2 ? 2u : 0u};
+        if (st->fast) fast_push(r, st, push);
+        const kiln_vk_pipeline *pipe = st->fast == MIP_FAST_EVEN    ? r->fast
+                                       : st->fast == MIP_FAST_EVEN2 ? r->fast2
+                                       : st->fast                   ? r->fast_level
+                                                                    : r->tile;
+        KILN_TRY(kiln_vk_cmd_dispatch(ctx, cmd, pipe, b, push, gx, gy, r->count));
         if (single) break;
         if (s + 1 < p->nst) kiln_vk_cmd_barrier(cmd);
     }
     return KILN_OK;
 }
 
+/* "E6+O+T5": the stages (E even, O odd level, T tail of the fast path; G general with its level count). */
+static void plan_desc(const mip_plan *p, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (uint32_t s = 0; s < p->nst && k + 8 < n; s++) {
+        const mip_stage *st = &p->st[s];
+        int w = snprintf(out + k, n - k, "%s%s%u", s ? "+" : "",
+                         st->fast == MIP_FAST_EVEN    ? "E"
+                         : st->fast == MIP_FAST_EVEN2 ? "F"
+                         : st->fast == MIP_FAST_LEVEL ? "O"
+                         : st->fast == MIP_FAST_LEVEL2 ? "P"
+                         : st->fast == MIP_FAST_TAIL  ? "T"
+                                                      : "G",
+                         st->K);
+        if (w < 0) break;
+        k += (size_t)w;
+    }
+}
+
 static int strategy_known(int s) { return s >= KILN_MIP_STRATEGY_AUTO && s <= KILN_MIP_STRATEGY_BASELINE; }
+
+/* AUTO runs the pyramid plan while the fast box path is on (far faster than the single pass, which
+ * serialises its tail), else the single pass as before. */
+static int resolve_strategy(int s, int fast)
+{
+    return s == KILN_MIP_STRATEGY_AUTO && fast ? KILN_MIP_STRATEGY_PYRAMID : s;
+}
 
 static const char *strategy_name(int s)
 {
@@ -426,7 +619,9 @@ kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job)
     size_t texel_bytes = b0->type == KILN_PIXEL_F32 ? 16 : 4;
     size_t img_bytes = (size_t)r.W * r.H * texel_bytes;
     kiln_status st = check_range(ctx, gpu, (uint64_t)img_bytes * r.count, "base images", r.W, r.H, r.count);
-    if (st == KILN_OK) st = run_prepare(ctx, &r, job->strategy, flags, job->weighted, job->subgroup_size, 1, 0);
+    const int fast = fast_enabled(), strategy = resolve_strategy(job->strategy, fast);
+    if (st == KILN_OK) st = run_prepare(ctx, &r, strategy, flags, job->weighted, job->subgroup_size, 1, 0,
+                                             fast);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)img_bytes * r.count, 0, &r.in);
     if (st == KILN_OK) {
         uint8_t *m = kiln_vk_io_map(&r.in);
@@ -442,7 +637,7 @@ kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job)
         kiln_vk_cmd_upload(&cmd, &r.lut, 0);
         kiln_vk_cmd_upload(&cmd, &r.in, 0);
         kiln_vk_cmd_timestamp(&cmd, 0);
-        st = run_record(ctx, &cmd, &r, job->strategy);
+        st = run_record(ctx, &cmd, &r, strategy);
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, &r.out, 0);
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
@@ -454,11 +649,14 @@ kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job)
                           .bpt = job->out_kind == 1 ? 4 : job->out_kind == 3 ? 8 : 16};
         st = kiln__parallel_for(ctx, (size_t)r.count * (r.plan.L - 1), 1, copy_out, &c);
     }
-    if (st == KILN_OK && ctx->params.verbose)
-        fprintf(stderr, "kiln: mipmaps on %s, strategy %s: %u dispatch(es), %.3f ms kernel time\n", gpu->props.deviceName,
-                strategy_name(job->strategy),
-                job->strategy == KILN_MIP_STRATEGY_SINGLE_PASS || job->strategy == KILN_MIP_STRATEGY_AUTO ? 1u : r.plan.nst,
-                ms);
+    if (st == KILN_OK && ctx->params.verbose) {
+        char desc[256];
+        plan_desc(&r.plan, desc, sizeof desc);
+        fprintf(stderr, "kiln: mipmaps on %s, strategy %s: %u dispatch(es) (%s), %.3f ms kernel time\n",
+                gpu->props.deviceName, strategy_name(job->strategy),
+                strategy == KILN_MIP_STRATEGY_SINGLE_PASS || strategy == KILN_MIP_STRATEGY_AUTO ? 1u : r.plan.nst,
+                desc, ms);
+    }
     run_free(&r);
     if (st == KILN_OK) ctx->last_gpu_ms = ms;
     return st;
@@ -548,7 +746,8 @@ kiln_status kiln__gpu_mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
                      (job->out_srgb && job->out_kind != 3 ? MIPF_OUT_SRGB : 0);
     size_t img_bytes = (size_t)r->W * r->H * (b0->type == KILN_PIXEL_F32 ? 16 : 4);
     KILN_TRY(check_range(ctx, gpu, (uint64_t)img_bytes * r->count, "base images", r->W, r->H, r->count));
-    KILN_TRY(run_prepare(ctx, r, job->strategy, flags, job->weighted, job->subgroup_size, align_bytes / 4, 1));
+    const int fast = fast_enabled(), strategy = resolve_strategy(job->strategy, fast);
+    KILN_TRY(run_prepare(ctx, r, strategy, flags, job->weighted, job->subgroup_size, align_bytes / 4, 1, fast));
     KILN_TRY(kiln_vk_io_create(ctx, gpu, (VkDeviceSize)img_bytes * r->count, 0, &r->in));
     uint8_t *m = kiln_vk_io_map(&r->in);
     for (uint32_t i = 0; i < r->count; i++) {
@@ -561,12 +760,12 @@ kiln_status kiln__gpu_mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
     kiln_vk_cmd_upload(cmd, &r->in, 0);
     if (qp) vkCmdWriteTimestamp(cmd->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 0);
     kiln__gpu_mip_poison(cmd->cb, (VkBuffer[]){r->out.dev.buffer, r->chain.buffer, r->ctr.buffer}, 3);
-    KILN_TRY(run_record(ctx, cmd, r, job->strategy));
+    KILN_TRY(run_record(ctx, cmd, r, strategy));
     dev->in = r->in.dev.buffer;
     dev->out = r->out.dev.buffer;
     dev->image_stride = (VkDeviceSize)r->out_words * 4;
     for (uint32_t l = 1; l < job->levels; l++) dev->off[l] = (VkDeviceSize)r->table[P_LEVEL + 4 * l + 3] * 4;
-    dev->dispatches = job->strategy == KILN_MIP_STRATEGY_SINGLE_PASS || job->strategy == KILN_MIP_STRATEGY_AUTO
+    dev->dispatches = strategy == KILN_MIP_STRATEGY_SINGLE_PASS || strategy == KILN_MIP_STRATEGY_AUTO
                           ? 1u
                           : r->plan.nst;
     snprintf(dev->what, sizeof dev->what, "box filter, strategy %s", strategy_name(job->strategy));
@@ -649,7 +848,12 @@ kiln_status kiln__gpu_mip_bench(kiln_context *ctx, uint32_t w, uint32_t h, uint3
             continue;
         }
         r.plan.L = L;
-        kiln_status ps = run_prepare(ctx, &r, strategies[s], MIPF_DECODE_SRGB | MIPF_OUT_SRGB, weighted, 0, 1, 0);
+        const int strat = strategies[s] & ~(KILN__GPU_MIP_BENCH_GENERAL | KILN__GPU_MIP_BENCH_EVEN);
+        const int fast = (strategies[s] & KILN__GPU_MIP_BENCH_GENERAL) ? 0
+                         : (strategies[s] & KILN__GPU_MIP_BENCH_EVEN) ? 1
+                                                                       : fast_enabled();
+        const int rstrat = resolve_strategy(strat, fast);
+        kiln_status ps = run_prepare(ctx, &r, rstrat, MIPF_DECODE_SRGB | MIPF_OUT_SRGB, weighted, 0, 1, 0, fast);
         if (ps != KILN_OK) {
             if (ps == KILN_ERR_UNSUPPORTED) {
                 kiln__clear_error(ctx);
@@ -673,7 +877,7 @@ kiln_status kiln__gpu_mip_bench(kiln_context *ctx, uint32_t w, uint32_t h, uint3
                 compute_after_transfer_and_compute(cmd.cb);
             }
             kiln_vk_cmd_timestamp(&cmd, 0);
-            st = run_record(ctx, &cmd, &r, strategies[s]);
+            st = run_record(ctx, &cmd, &r, rstrat);
             kiln_vk_cmd_timestamp(&cmd, 1);
             double t = 0.0;
             if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &t);

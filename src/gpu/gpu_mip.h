@@ -4,6 +4,12 @@
 
 #include "gpu/vk.h"
 
+/* kiln__gpu_mip_bench (gpu.h): a strategy or'ed with GENERAL runs without the fast box path (the general
+ * path alone, as KILN_GPU_MIP_FAST=0 does for everything), with EVEN only with its even stages
+ * (shaders/mip_fast.comp; as KILN_GPU_MIP_FAST=1). */
+#define KILN__GPU_MIP_BENCH_GENERAL 0x100
+#define KILN__GPU_MIP_BENCH_EVEN 0x200
+
 /* The blit chain for job (RGBA8 in -> RGBA8 out in one colour space, or F32 -> F32 linear): levels
  * 1..L-1 into job->dst. *ms: the timed blit chain. KILN_ERR_UNSUPPORTED (message) when the queue has
  * no graphics capability or the format cannot be blitted with a linear filter. */
@@ -46,6 +52,11 @@ kiln_status kiln__gpu_mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
                                  kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev);
 kiln_status kiln__gpu_mip_filter_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job,
                                         uint32_t align_bytes, kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev);
+/* The blit strategy's chain recorded the same way (gpu_mip_blit.c, helper mipres2): the base uploaded into
+ * dev->in, copied into a VkImage, the vkCmdBlitImage chain, then levels 1..L-1 copied image -> buffer into
+ * dev->out at aligned offsets, followed by a transfer -> compute barrier. No dispatches. */
+kiln_status kiln__gpu_mip_blit_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, uint32_t align_bytes,
+                                      kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev);
 void kiln__gpu_mip_dev_free(kiln__gpu_mip_dev *dev);
 /* KILN_GPU_MIP_POISON=1 (testing aid): records 0xAB fills of bufs (VK_NULL_HANDLE skipped) and a barrier. */
 void kiln__gpu_mip_poison(VkCommandBuffer cb, const VkBuffer *bufs, uint32_t n);
@@ -69,10 +80,14 @@ typedef struct kiln__gpu_bc_dev {
     uint32_t block_bytes;
     uint32_t flags_word;
     float sw[3];
+    int prepared_words;      /* float levels (mipres2): 0 RGBA8 words; 1 BC4/BC5 channel bytes; 2 BC1/BC3 2 words */
+    int channel_kind;        /* prepared_words 1: 0 unsigned, 1 signed channel values */
 } kiln__gpu_bc_dev;
 
+/* type: the pixel type of the levels (KILN_PIXEL_U8: RGBA8 words; KILN_PIXEL_F32: the words the host would
+ * prepare from a float image, made on the device by shaders/mip_enc_convert.comp, INPUT_U8 = 0) */
 kiln_status kiln__gpu_bc_dev_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_encode_params *params, uint32_t w,
-                                  uint32_t h, uint32_t subgroup_size, kiln__gpu_bc_dev *out);
+                                  uint32_t h, kiln_pixel_type type, uint32_t subgroup_size, kiln__gpu_bc_dev *out);
 void kiln__gpu_bc_dev_tables(const kiln__gpu_bc_dev *plan, uint32_t *words);
 kiln_status kiln__gpu_bc_dev_record(kiln_context *ctx, kiln_vk_cmd *cmd, const kiln__gpu_bc_dev *plan, uint32_t w,
                                     uint32_t h, const kiln_vk_binding *texels, const kiln_vk_binding *blocks,

@@ -8,9 +8,12 @@
  * after decoding, within the implementation's precision); on ODD axes it samples at (x + 0.5) * D/n,
  * a 2-tap bilinear footprint instead of the 3-tap NP2 kernel, and it never weights colour by alpha.
  * So `blit` matches the CPU within 1 LSB only for opaque images whose levels are all even (powers of
- * two); tests check exactly that and document the rest (notes/mipmaps.md: up to 218 LSB on NP2). */
+ * two); tests check exactly that and document the rest (notes/mipmaps.md: up to 218 LSB on NP2).
+ * kiln__gpu_mip_blit_record (helper mipres2, issue 5): the same chain recorded into gpu_mip_encode.c's
+ * command buffer, the levels copied image -> buffer on the device for the encoders (end of file). */
 #include "gpu/gpu_mip.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +84,7 @@ static kiln_status blit_create(kiln_context *ctx, kiln_gpu *gpu, VkFormat f, uin
 
 /* Level 0 from `src` (all layers), then the blit chain; level L-1 ends in TRANSFER_SRC_OPTIMAL like the others. */
 static void record_chain(kiln_vk_cmd *cmd, VkImage image, VkBuffer src, uint32_t w, uint32_t h, uint32_t L,
-                         uint32_t layers, int upload)
+                         uint32_t layers, int upload, int timed)
 {
     VkCommandBuffer cb = cmd->cb;
     if (upload) {
@@ -97,7 +100,7 @@ static void record_chain(kiln_vk_cmd *cmd, VkImage image, VkBuffer src, uint32_t
             barrier_levels(cb, image, 1, L - 1, layers, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                            VK_ACCESS_TRANSFER_READ_BIT, VK_ACCESS_TRANSFER_WRITE_BIT);
     }
-    kiln_vk_cmd_timestamp(cmd, 0);
+    if (timed) kiln_vk_cmd_timestamp(cmd, 0);
     for (uint32_t l = 1; l < L; l++) {
         barrier_levels(cb, image, l - 1, 1, layers, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                        VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_READ_BIT);
@@ -112,7 +115,25 @@ static void record_chain(kiln_vk_cmd *cmd, VkImage image, VkBuffer src, uint32_t
     }
     barrier_levels(cb, image, L - 1, 1, layers, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                    VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-    kiln_vk_cmd_timestamp(cmd, 1);
+    if (timed) kiln_vk_cmd_timestamp(cmd, 1);
+}
+
+/* The blit image's format for job: it keeps the input format (RGBA8 in one colour space, linear RGBA32F). */
+static kiln_status blit_format(kiln_context *ctx, const kiln__gpu_mip_job *job, VkFormat *f, size_t *bpt)
+{
+    const kiln_image *b0 = &job->images[0];
+    if (b0->type == KILN_PIXEL_U8 && job->out_kind == 1 && job->decode_srgb == job->out_srgb) {
+        *f = job->out_srgb ? VK_FORMAT_R8G8B8A8_SRGB : VK_FORMAT_R8G8B8A8_UNORM;
+        *bpt = 4;
+    } else if (b0->type == KILN_PIXEL_F32 && job->out_kind == 4 && !job->decode_srgb && !job->out_srgb) {
+        *f = VK_FORMAT_R32G32B32A32_SFLOAT;
+        *bpt = 16;
+    } else {
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "GPU mipmaps: the blit strategy keeps the input format (RGBA8 -> RGBA8 in one colour space, or "
+                          "linear RGBA32F -> RGBA32F)");
+    }
+    return KILN_OK;
 }
 
 kiln_status kiln__gpu_mip_blit(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, double *ms)
@@ -121,17 +142,7 @@ kiln_status kiln__gpu_mip_blit(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu
     const uint32_t W = b0->width, H = b0->height, L = job->levels, n = job->count;
     VkFormat f;
     size_t bpt;
-    if (b0->type == KILN_PIXEL_U8 && job->out_kind == 1 && job->decode_srgb == job->out_srgb) {
-        f = job->out_srgb ? VK_FORMAT_R8G8B8A8_SRGB : VK_FORMAT_R8G8B8A8_UNORM;
-        bpt = 4;
-    } else if (b0->type == KILN_PIXEL_F32 && job->out_kind == 4 && !job->decode_srgb && !job->out_srgb) {
-        f = VK_FORMAT_R32G32B32A32_SFLOAT;
-        bpt = 16;
-    } else {
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
-                          "GPU mipmaps: the blit strategy keeps the input format (RGBA8 -> RGBA8 in one colour space, or "
-                          "linear RGBA32F -> RGBA32F)");
-    }
+    KILN_TRY(blit_format(ctx, job, &f, &bpt));
     size_t lvl_bytes[64], total = 0;
     for (uint32_t l = 0; l < L; l++) {
         lvl_bytes[l] = (size_t)kiln_level_dim(W, l) * kiln_level_dim(H, l) * bpt * n;
@@ -155,7 +166,7 @@ kiln_status kiln__gpu_mip_blit(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu
     if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 1, &cmd);
     if (st == KILN_OK) {
         kiln_vk_cmd_upload(&cmd, &in, 0);
-        record_chain(&cmd, img.image, in.dev.buffer, W, H, L, n, 1);
+        record_chain(&cmd, img.image, in.dev.buffer, W, H, L, n, 1, 1);
         VkDeviceSize off = 0;
         for (uint32_t l = 1; l < L; l++) {
             VkBufferImageCopy region = {.bufferOffset = off,
@@ -217,7 +228,7 @@ kiln_status kiln__gpu_mip_blit_bench(kiln_context *ctx, kiln_gpu *gpu, uint32_t 
             vkCmdPipelineBarrier(cmd.cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL,
                                  0, NULL);
         }
-        record_chain(&cmd, img.image, texels, w, h, L, count, i == 0);
+        record_chain(&cmd, img.image, texels, w, h, L, count, i == 0, 1);
         double t = 0.0;
         st = kiln_vk_cmd_submit(ctx, &cmd, &t);
         kiln_vk_cmd_free(&cmd);
@@ -225,4 +236,85 @@ kiln_status kiln__gpu_mip_blit_bench(kiln_context *ctx, kiln_gpu *gpu, uint32_t 
     }
     blit_img_free(gpu, &img);
     return st;
+}
+
+/* ---------------------------------------------------------------- device-resident chains (helper mipres2)
+ * kiln__gpu_mip_blit_record (gpu_mip.h): the chain of kiln__gpu_mip_blit for one image, recorded into the
+ * caller's command buffer (gpu_mip_encode.c), the levels copied image -> buffer on the device into the
+ * layout the encoders read (tight rows, level l at dev->off[l]) instead of down to the host. The bytes
+ * are kiln__gpu_mip_blit's: the same image format, upload, blits and tight copies. */
+
+typedef struct blit_run {
+    blit_img img;
+    kiln_vk_io in;
+    kiln_vk_buffer out;
+} blit_run;
+
+static void blit_run_free(kiln_gpu *gpu, void *run)
+{
+    blit_run *r = run;
+    kiln_vk_io_destroy(gpu, &r->in);
+    kiln_vk_buffer_destroy(gpu, &r->out);
+    blit_img_free(gpu, &r->img);
+    free(r);
+}
+
+kiln_status kiln__gpu_mip_blit_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, uint32_t align_bytes,
+                                      kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev)
+{
+    memset(dev, 0, sizeof *dev);
+    dev->gpu = gpu;
+    if (!job || !job->images || job->count != 1)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident GPU mipmaps: the blit chain is recorded for one image");
+    const kiln_image *b0 = &job->images[0];
+    const uint32_t W = b0->width, H = b0->height, L = job->levels;
+    if (L < 2 || L > KILN_GPU_MIP_MAX_LEVELS || L > kiln_mip_level_count(W, H))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident GPU mipmaps: %u levels for %ux%u", L, W, H);
+    if (align_bytes == 0 || align_bytes % 4 != 0 || (align_bytes & (align_bytes - 1)) != 0)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmaps: level alignment %u", align_bytes);
+    VkFormat f;
+    size_t bpt;
+    KILN_TRY(blit_format(ctx, job, &f, &bpt));
+    /* level l at an offset aligned for both the encoders' bindings and the copy (a multiple of bpt) */
+    const VkDeviceSize a = align_bytes > bpt ? align_bytes : bpt, base = (VkDeviceSize)W * H * bpt;
+    VkDeviceSize total = 0;
+    for (uint32_t l = 1; l < L; l++) {
+        dev->off[l] = total;
+        total = (total + (VkDeviceSize)kiln_level_dim(W, l) * kiln_level_dim(H, l) * bpt + a - 1) / a * a;
+    }
+    const VkDeviceSize range = gpu->props.limits.maxStorageBufferRange;
+    if (base > range || total > range)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident GPU mipmaps: a %ux%u chain exceeds %s's storage range", W,
+                          H, gpu->props.deviceName);
+    blit_run *r = kiln__calloc(ctx, 1, sizeof *r);
+    if (!r) return KILN_ERR_OUT_OF_MEMORY;
+    dev->run = r;
+    dev->free_run = blit_run_free;
+    KILN_TRY(blit_create(ctx, gpu, f, W, H, L, 1, &r->img));
+    KILN_TRY(kiln_vk_io_create(ctx, gpu, base, 0, &r->in));
+    KILN_TRY(kiln_vk_buffer_create(ctx, gpu, total, KILN_VK_MEM_DEVICE, &r->out));
+    memcpy(kiln_vk_io_map(&r->in), b0->pixels, (size_t)base);
+    KILN_TRY(kiln_vk_buffer_flush(ctx, gpu, r->in.direct ? &r->in.dev : &r->in.staging));
+    VkCommandBuffer cb = cmd->cb;
+    kiln_vk_cmd_upload(cmd, &r->in, 0);
+    /* the staged copy (when staged) -> the copy into the image */
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    if (qp) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 0);
+    kiln__gpu_mip_poison(cb, &r->out.buffer, 1); /* testing aid */
+    record_chain(cmd, r->img.image, r->in.dev.buffer, W, H, L, 1, 1, 0);
+    for (uint32_t l = 1; l < L; l++) {
+        VkBufferImageCopy region = {.bufferOffset = dev->off[l],
+                                    .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, l, 0, 1},
+                                    .imageExtent = {kiln_level_dim(W, l), kiln_level_dim(H, l), 1}};
+        vkCmdCopyImageToBuffer(cb, r->img.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, r->out.buffer, 1, &region);
+    }
+    kiln_vk_cmd_transfer_to_compute(cb);
+    dev->in = r->in.dev.buffer;
+    dev->out = r->out.buffer;
+    dev->image_stride = total;
+    dev->dispatches = 0;
+    snprintf(dev->what, sizeof dev->what, "box filter, strategy blit (vkCmdBlitImage, %u blits)", L - 1);
+    return KILN_OK;
 }

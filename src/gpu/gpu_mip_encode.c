@@ -5,7 +5,13 @@
  *   uploads     the base image (RGBA8 words), the mip job tables, the encoder's tables
  *   mip pass    gpu_mip.c (box: the tiled strategies, AUTO = single pass) or gpu_mip_filter.c (Kaiser,
  *               Lanczos-3, Mitchell, normal maps): levels 1..L-1 quantised to RGBA8 words in one device
- *               buffer, each level at an offset aligned to minStorageBufferOffsetAlignment
+ *               buffer, each level at an offset aligned to minStorageBufferOffsetAlignment; the blit
+ *               strategy (helper mipres2): gpu_mip_blit.c's vkCmdBlitImage chain in a VkImage, its levels
+ *               copied image -> buffer on the device into that same layout (kiln__gpu_mip_blit_record)
+ *   convert     a float chain into BC1-BC5 / ETC / EAC (helper mipres2): shaders/mip_enc_convert.comp
+ *               turns each level's RGBA32F texels into the words kiln__gpu_encode_bc / _etc prepare on
+ *               the host for a float image (BC1/BC3: R16G16 / B16A8; BC4/BC5: channel bytes; ETC: RGBA8;
+ *               EAC: int32 targets, read by enc_eac.comp INMODE 1), with encode.c fetch_texel's rounding
  *   encode      level 0 from the uploaded base (no barrier: it may overlap the mip pass), then a barrier
  *               (compute writes -> compute reads) and levels 1..L-1; per level the BC passes of
  *               gpu_encode_bc.c (the same shaders, specialisation and push constants as
@@ -18,25 +24,30 @@
  *               FAST: enc_etc1.comp ETC2 = 1 into a scratch buffer (blocks, then T / H flag words), then
  *               after a barrier shaders/mip_enc_etc2_stitch.comp copies blocks and flags into place;
  *               ETC2 RGBA FAST: the same colour pass, enc_eac.comp's alpha into the blocks and flags,
- *               and the stitch puts the colour in place and ORs the two passes' flags)
+ *               and the stitch puts the colour in place and ORs the two passes' flags; ETC2 RGB / RGBA
+ *               above FAST and RGB A1 (helper etc2res): the ETC1-modes, planar and T / H passes over a
+ *               block state per block in scratch, each after a barrier, then a copy into the blocks)
  *   gather      blocks the encoder flags for the CPU encoder (BC1/BC3 colour: flat or degenerate blocks
  *               at high/max, punch-through cases; EAC: jobs on the CPU estimate's double rounding
  *               boundary; ETC2 RGB/RGBA FAST: the T / H blocks): shaders/mip_enc_gather.comp copies
- *               each such block's 16 texels into a compact record list (atomic counter)
+ *               each such block's 16 texels into a compact record list (atomic counter); from a float
+ *               chain mip_enc_gather_f32.comp copies the RGBA32F texels, so the CPU encoder sees the
+ *               kiln_block encode.c makes from a float image
  *   downloads   the compressed blocks of every level and the record counter
  *
  * then (only when records exist) a second small copy of just those records into host memory,
  * and the CPU encoder redoes those blocks from their texels, as the host path does. The RGBA8 words the
  * mip pass writes are exactly what the BC encoders read for an 8-bit image (INPUT_U8: one word per
  * texel, edge replication in the shaders), and the RGBA32F texels of a float chain exactly what the BC6H
- * encoders read, so no conversion pass is needed. Bytes: those of the host
+ * encoders read (no conversion pass for those). Bytes: those of the host
  * path (same mip arithmetic, same encoder shaders, same CPU fallback), tested on lavapipe by
  * tests/unit/test_gpu_mip_encode.c.
  *
- * Not here (KILN_ERR_UNSUPPORTED: kiln_encode_mips takes the host path): BC1-BC5 from 16-bit or float
- * images (those encoders need host-prepared texels), BC6H from non-float images or with an sRGB chain
- * or its tuning variables, BC7, ETC2 RGB / RGBA above FAST and ETC2 RGB A1 (the T / H pass, gpu_etc2_th.c, reads host pixels), the seed GPU strategy,
- * alpha coverage (a host post-pass over the fp32 chain), the blit strategy, dithering and bc1_black
+ * Not here (KILN_ERR_UNSUPPORTED: kiln_encode_mips takes the host path): 16-bit images (mip.c filters them
+ * on the CPU: no chain on the device), BC6H from non-float images or with an sRGB chain
+ * or its tuning variables, BC7, ETC2 above FAST / RGB A1 without 64-bit shader arithmetic or with KILN_GPU_ETC2_TH=host, the seed GPU strategy,
+ * alpha coverage (a host post-pass over the fp32 chain), the baseline strategy, the blit strategy with a
+ * non-box filter (not a blit), dithering and bc1_black
  * (no GPU encoder). KILN_GPU_MIP_RESIDENT=0 turns the path off
  * (tests and bench compare); KILN_GPU_MIP_POISON=1 (testing aid) fills its device buffers with 0xAB
  * bytes before use (gpu_mip.c kiln__gpu_mip_poison). */
@@ -53,6 +64,7 @@
 
 #define ME_GATHER_LOCAL 64u
 #define ME_RECORD_WORDS 18u
+#define ME_RECORD_WORDS_F32 66u /* mip_enc_gather_f32.comp: level, block, 16 RGBA32F texels */
 
 void kiln__gpu_mip_encode_stats_get(kiln_context *ctx, kiln__gpu_mip_encode_stats *out)
 {
@@ -76,20 +88,37 @@ typedef struct fb_job {
     kiln_block_encode_fn fn;
     uint32_t block_bytes, levels;
     int signed_map;
+    int f32; /* records of RGBA32F texels (mip_enc_gather_f32.comp) */
     int bad; /* a record with an impossible level (never expected) */
 } fb_job;
 
+static inline float clamp01(float v) { return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v; }
+
 /* The CPU encoder on gathered blocks: each record's texels filled into a kiln_block as encode.c's
- * fetch_block does for an 8-bit image. */
+ * fetch_block does for an 8-bit image (float records: as its fetch_texel does for a float image, which
+ * never takes the SNORM mapping). */
 static void fallback_records(void *user, size_t begin, size_t end, uint32_t worker)
 {
     (void)worker;
     fb_job *j = user;
     kiln_block blk;
     for (size_t i = begin; i < end; i++) {
-        const uint32_t *r = j->rec + 1 + i * ME_RECORD_WORDS;
+        const uint32_t *r = j->rec + 1 + i * (j->f32 ? ME_RECORD_WORDS_F32 : ME_RECORD_WORDS);
         if (r[0] >= j->levels) {
             j->bad = 1;
+            continue;
+        }
+        if (j->f32) {
+            for (int k = 0; k < 64; k++) {
+                float v;
+                memcpy(&v, &r[2 + k], sizeof v);
+                if (v != v) v = 0.0f; /* NaN */
+                float u = clamp01(v);
+                blk.rgba8[k] = (uint8_t)(u * 255.0f + 0.5f);
+                blk.rgba16[k] = (uint16_t)(u * 65535.0f + 0.5f);
+                blk.f[k] = v;
+            }
+            j->fn(&blk, j->dst[r[0]] + (size_t)r[1] * j->block_bytes, j->params);
             continue;
         }
         for (int t = 0; t < 16; t++)
@@ -125,6 +154,63 @@ static void copy_to_host(VkCommandBuffer cb, VkBuffer src, VkBuffer dst, VkDevic
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
 }
 
+/* A float chain into an 8-bit encoder (BC1-BC5: bc set; ETC / EAC: etc set): the mode of
+ * mip_enc_convert.comp that makes the words kiln__gpu_encode_bc / kiln__gpu_encode_etc prepare on the host
+ * for a float image, its words per texel, its pipeline, and for EAC the enc_eac pipeline on int32 targets
+ * (*eac: INMODE 1, as eac_pass runs for a float image). ETC1 / ETC2 read the RGBA8 view gpu_encode_etc.c
+ * makes of a float image (ETC2's T / H and planar passes included). */
+static kiln_status float_chain_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_format_info *fi, const kiln__gpu_bc_dev *bc,
+                                    const kiln__gpu_etc_dev *etc, uint32_t *mode, uint32_t *words,
+                                    const kiln_vk_pipeline **conv, const kiln_vk_pipeline **eac)
+{
+    VkPhysicalDeviceFeatures f;
+    vkGetPhysicalDeviceFeatures(gpu->physical, &f);
+    if (!f.shaderFloat64)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: %s from a float chain needs shaderFloat64",
+                          fi->name);
+    if (bc) {
+        *mode = bc->prepared_words == 2 ? 3u : bc->channel_kind ? 2u : 1u;
+        *words = bc->prepared_words == 2 ? 2u : 1u;
+    } else if (etc->kind == 1 || etc->kind == 2 || etc->kind == 3 || etc->kind == 5 || etc->kind == 6 || etc->kind == 7) {
+        /* ETC1 / ETC2 colour (and ETC2 RGBA's EAC alpha on the bytes): the RGBA8 view (rgba8_rows) */
+        *mode = 0;
+        *words = 1;
+    } else if (etc->kind == 0 || etc->kind == 4) { /* EAC: int32 targets, nch per texel */
+        *mode = etc->kind == 0 ? 4u : 5u;
+        *words = etc->nch;
+        if (etc->kind == 4) {
+            *eac = etc->pipe; /* enc_eac KIND 2 INMODE 1 */
+        } else {
+            const char *pr = getenv("KILN_GPU_EAC_PRUNE"); /* as eac_pass */
+            const uint32_t spec[3] = {1u /* KIND: unsigned R11 */, 1u /* INMODE: int32 targets */,
+                                      pr && pr[0] >= '0' && pr[0] <= '3' ? (uint32_t)(pr[0] - '0') : 0u};
+            kiln_vk_pipeline_desc d = {.shader = "enc_eac", .local_size = 64, .spec = spec, .nspec = 3, .nbindings = 3,
+                                       .push_size = 9 * 4};
+            KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &d, eac));
+        }
+    } else {
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: %s from a float chain takes the host path",
+                          fi->name);
+    }
+    kiln_vk_pipeline_desc d = {.shader = "mip_enc_convert", .local_size = 64, .nbindings = 2, .push_size = 3 * 4};
+    return kiln_vk_pipeline_get(ctx, gpu, &d, conv);
+}
+
+/* EAC from a float chain: enc_eac.comp (INMODE 1) on the level's int32 targets, push constants and jobs
+ * as kiln__gpu_etc_dev_record's EAC kinds (16 invocations per job). */
+static kiln_status eac_targets_record(kiln_context *ctx, kiln_vk_cmd *cmd, const kiln_vk_pipeline *pipe,
+                                      const kiln__gpu_etc_dev *plan, uint32_t w, uint32_t h, const kiln_vk_binding *targets,
+                                      const kiln_vk_binding *blocks, const kiln_vk_binding *flags)
+{
+    const uint32_t bx = (w + 3) / 4, by = (h + 3) / 4;
+    const uint64_t jobs = (uint64_t)bx * by * plan->nch;
+    if (jobs > UINT32_MAX / 256u) return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%ux%u: too many blocks for one GPU pass", w, h);
+    uint32_t push[9] = {w, h, bx, (uint32_t)jobs};
+    memcpy(&push[4], plan->tail, sizeof plan->tail);
+    kiln_vk_binding b[3] = {*targets, *blocks, *flags};
+    return kiln_vk_cmd_dispatch_linear(ctx, cmd, pipe, b, push, jobs * 16u);
+}
+
 kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
                                   const kiln_mip_params *mp, kiln_texture *out)
 {
@@ -145,10 +231,14 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     case KILN_FORMAT_EAC_RG11_UNORM: case KILN_FORMAT_EAC_RG11_SNORM: etc = 1; break;
     default: break;
     }
-    if (img->type != (bc6h ? KILN_PIXEL_F32 : KILN_PIXEL_U8))
+    /* 16-bit images: kiln_mip_generate filters them on the CPU (mip.c try_gpu), so no chain is on the
+     * device to keep there */
+    if (img->type != KILN_PIXEL_F32 && (bc6h || img->type != KILN_PIXEL_U8))
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                           "device-resident mip encoding: %u-bit images take the host path for %s (%s images only)",
-                          (unsigned)img->type * 8, fi->name, bc6h ? "float" : "8-bit");
+                          (unsigned)img->type * 8, fi->name, bc6h ? "float" : "8-bit and float");
+    /* a float chain into an 8-bit encoder: mip_enc_convert.comp makes what the host would prepare */
+    const int fsrc = img->type == KILN_PIXEL_F32 && !bc6h;
     if (img->channels < 1 || img->channels > 4)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: %u channels", img->channels);
     if ((unsigned)mp->filter > KILN_MIP_FILTER_MITCHELL || (unsigned)mp->edge > KILN_MIP_EDGE_WRAP ||
@@ -158,8 +248,12 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     if (mp->alpha_coverage_ref != 0.0f)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                           "device-resident mip encoding: alpha coverage scales alpha on the host (host path)");
-    if (mp->strategy == KILN_MIP_STRATEGY_BLIT || mp->strategy == KILN_MIP_STRATEGY_BASELINE)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: not with the blit strategy");
+    if (mp->strategy == KILN_MIP_STRATEGY_BASELINE)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: not with the baseline strategy");
+    /* blit: the box filter only (as kiln__gpu_mip: other filters are not blits) */
+    const int blit = mp->strategy == KILN_MIP_STRATEGY_BLIT;
+    if (blit && (mp->filter != KILN_MIP_FILTER_BOX || mp->normal_map))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: the blit strategy filters with a box");
     const uint32_t W = img->width, H = img->height, full = kiln_mip_level_count(W, H);
     const uint32_t L = mp->levels ? mp->levels : full;
     if (L < 2 || L > full || L > KILN_GPU_MIP_MAX_LEVELS)
@@ -179,7 +273,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     if (etc) {
         KILN_TRY(kiln__gpu_etc_dev_plan(ctx, gpu, params, 0, &plane));
         /* ETC2 RGBA: colour, alpha, stitch; signed EAC: targets, encode; ETC2 RGB: colour, stitch */
-        plan.npass = plane.kind == 3 ? 3 : plane.kind == 4 || plane.kind == 5 ? 2 : 1;
+        plan.npass = plane.npass;
         plan.block_bytes = plane.block_bytes;
         plan.table_words = plane.table_words;
         plan.fallback = plane.fallback ? 2 : 0;
@@ -190,12 +284,17 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         plan.block_bytes = 16;
         plan.table_words = plan6.has_table ? plan6.table_words : 1;
     } else {
-        KILN_TRY(kiln__gpu_bc_dev_plan(ctx, gpu, params, W, H, 0, &plan));
+        KILN_TRY(kiln__gpu_bc_dev_plan(ctx, gpu, params, W, H, img->type, 0, &plan));
     }
     out_bpb = etc ? plane.out_bytes : plan.block_bytes;
     const VkDeviceSize texel_bytes = bc6h ? 16 : 4;
     kiln_block_encode_fn fn = kiln__block_encoder(fi->format);
     if (!fn) return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s has no block encoder", fi->name);
+    /* float chain: the conversion (mip_enc_convert.comp mode, words per texel) and, for EAC, enc_eac on
+     * int32 targets (INMODE 1) as kiln__gpu_encode_etc runs it on a float image */
+    uint32_t cmode = 0, cwords = 0;
+    const kiln_vk_pipeline *conv = NULL, *eac_tg = NULL;
+    if (fsrc) KILN_TRY(float_chain_plan(ctx, gpu, fi, etc ? NULL : &plan, etc ? &plane : NULL, &cmode, &cwords, &conv, &eac_tg));
 
     /* the mip job, as mip.c's try_gpu builds it for kiln_mip_generate on this image */
     const int srgb = mp->normal_map ? 0
@@ -207,7 +306,8 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     uint8_t weighted = !mp->normal_map && mp->alpha == KILN_MIP_ALPHA_WEIGHTED &&
                        (img->channels == 2 || img->channels == 4) && kiln__mip_base_has_alpha(img);
     kiln__gpu_mip_job job = {.images = img, .count = 1, .levels = L, .decode_srgb = srgb, .out_srgb = srgb,
-                             .out_kind = bc6h ? 4 : 1, .weighted = &weighted, .dst = NULL, .strategy = (int)mp->strategy,
+                             .out_kind = img->type == KILN_PIXEL_F32 ? 4 : 1, .weighted = &weighted, .dst = NULL,
+                             .strategy = (int)mp->strategy,
                              .filter = (int)mp->filter, .edge = (int)mp->edge, .normal_map = mp->normal_map != 0,
                              .alpha_coverage_ref = 0.0f};
 
@@ -238,9 +338,20 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                           "device-resident mip encoding: %llu bytes of blocks (%llu of colour scratch) exceed %s's range",
                           (unsigned long long)bytes_blocks, (unsigned long long)bytes_scratch, gpu->props.deviceName);
-    /* gathered blocks: up to every block of the chain, within the device's storage range */
+    /* float chain: each level's converted words */
+    VkDeviceSize coff[KILN_GPU_MIP_MAX_LEVELS], bytes_conv = fsrc ? 0 : 16;
+    for (uint32_t l = 0; l < L && fsrc; l++) {
+        coff[l] = bytes_conv;
+        bytes_conv = align_up(bytes_conv + (VkDeviceSize)lw[l] * lh[l] * cwords * 4, align);
+    }
+    if (bytes_conv > range || (fsrc && (uint64_t)W * H * 16 > range))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: a %ux%u float chain exceeds %s's range",
+                          W, H, gpu->props.deviceName);
+    /* gathered blocks: up to every block of the chain, within the device's storage range (float chain:
+     * records of RGBA32F texels) */
+    const uint32_t rec_words = fsrc ? ME_RECORD_WORDS_F32 : ME_RECORD_WORDS;
     uint64_t capacity = plan.fallback ? total_blocks : 0;
-    if (capacity > (range - 16) / (ME_RECORD_WORDS * 4)) capacity = (range - 16) / (ME_RECORD_WORDS * 4);
+    if (capacity > (range - 16) / (rec_words * 4)) capacity = (range - 16) / (rec_words * 4);
 
     KILN_TRY(kiln_texture_alloc(ctx, out, fi->format, W, H, L, 1, 1));
     uint8_t *dst[KILN_GPU_MIP_MAX_LEVELS];
@@ -255,7 +366,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     kiln_vk_io blocks = {0}, tab = {0};
     /* records stay in device memory; the counter (and, when there are records, just those) are copied
      * into small host buffers */
-    kiln_vk_buffer flags = {0}, recs = {0}, cnt = {0}, rdown = {0}, scratch = {0};
+    kiln_vk_buffer flags = {0}, recs = {0}, cnt = {0}, rdown = {0}, scratch = {0}, convb = {0};
     kiln__gpu_mip_dev md;
     memset(&md, 0, sizeof md);
     kiln_vk_cmd cmd;
@@ -266,7 +377,8 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, bytes_blocks, 1, &blocks);
     if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, bytes_flags, KILN_VK_MEM_DEVICE, &flags);
     if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, bytes_scratch, KILN_VK_MEM_DEVICE, &scratch);
-    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, 16 + capacity * ME_RECORD_WORDS * 4, KILN_VK_MEM_DEVICE, &recs);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, 16 + capacity * rec_words * 4, KILN_VK_MEM_DEVICE, &recs);
+    if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, bytes_conv, KILN_VK_MEM_DEVICE, &convb);
     if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, 16, KILN_VK_MEM_DOWNLOAD, &cnt);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)plan.table_words * 4, 0, &tab);
     if (st == KILN_OK) {
@@ -277,7 +389,8 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         st = kiln_vk_buffer_flush(ctx, gpu, tab.direct ? &tab.dev : &tab.staging);
     }
     if (st == KILN_OK && plan.fallback) {
-        kiln_vk_pipeline_desc d = {.shader = "mip_enc_gather", .local_size = ME_GATHER_LOCAL, .nbindings = 3,
+        kiln_vk_pipeline_desc d = {.shader = fsrc ? "mip_enc_gather_f32" : "mip_enc_gather",
+                                   .local_size = ME_GATHER_LOCAL, .nbindings = 3,
                                    .push_size = 9 * 4};
         st = kiln_vk_pipeline_get(ctx, gpu, &d, &gather);
     }
@@ -287,17 +400,30 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         st = kiln_vk_check(ctx, vkCreateQueryPool(gpu->device, &qi, NULL, &qp), "vkCreateQueryPool");
     }
     if (st == KILN_OK)
-        st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L * (plan.npass + 1) + 1, &cmd);
+        st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L * (plan.npass + 1 + (fsrc ? 1u : 0u)) + 1, &cmd);
     if (st == KILN_OK) {
         VkCommandBuffer cb = cmd.cb;
         if (qp) vkCmdResetQueryPool(cb, qp, 0, 3);
-        kiln__gpu_mip_poison(cb, (VkBuffer[]){blocks.dev.buffer, flags.buffer, recs.buffer, scratch.buffer}, 4); /* testing aid */
+        kiln__gpu_mip_poison(cb, (VkBuffer[]){blocks.dev.buffer, flags.buffer, recs.buffer, scratch.buffer, convb.buffer},
+                             5); /* testing aid */
         vkCmdFillBuffer(cb, recs.buffer, 0, 16, 0); /* the record counter */
         kiln_vk_cmd_transfer_to_compute(cb);
         kiln_vk_cmd_upload(&cmd, &tab, 0);
-        st = kiln__gpu_mip_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md);
+        st = blit ? kiln__gpu_mip_blit_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md)
+                  : kiln__gpu_mip_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md);
         if (st == KILN_OK && qp) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);
         const kiln_vk_binding tb = {.buffer = tab.dev.buffer, .range = (VkDeviceSize)plan.table_words * 4};
+        /* float chain: every level's float texels -> the encoder's words (level 0 from the uploaded base
+         * beside the mip pass, the others after it), then a barrier before the encoders read them */
+        for (uint32_t l = 0; l < L && st == KILN_OK && fsrc; l++) {
+            if (l == 1) kiln_vk_cmd_barrier(&cmd);
+            kiln_vk_binding b[2] = {{.buffer = l == 0 ? md.in : md.out, .offset = l == 0 ? 0 : md.off[l],
+                                     .range = (VkDeviceSize)lw[l] * lh[l] * 16},
+                                    {.buffer = convb.buffer, .offset = coff[l], .range = (VkDeviceSize)lw[l] * lh[l] * cwords * 4}};
+            const uint32_t push[3] = {lw[l] * lh[l], cmode, cwords};
+            st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, conv, b, push, (uint64_t)lw[l] * lh[l]);
+        }
+        if (st == KILN_OK && fsrc) kiln_vk_cmd_barrier(&cmd);
         for (uint32_t l = 0; l < L && st == KILN_OK; l++) {
             /* level 0 reads the uploaded base: no barrier, so it may overlap the mip pass; the others
              * wait for the mip pass's writes */
@@ -305,23 +431,35 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
             const uint64_t nb = (uint64_t)((lw[l] + 3) / 4) * ((lh[l] + 3) / 4);
             kiln_vk_binding texb = {.buffer = l == 0 ? md.in : md.out, .offset = l == 0 ? 0 : md.off[l],
                                     .range = (VkDeviceSize)lw[l] * lh[l] * texel_bytes};
+            if (fsrc) texb = (kiln_vk_binding){.buffer = convb.buffer, .offset = coff[l],
+                                               .range = (VkDeviceSize)lw[l] * lh[l] * cwords * 4};
             kiln_vk_binding bb = {.buffer = blocks.dev.buffer, .offset = boff[l], .range = nb * out_bpb};
             kiln_vk_binding fb = {.buffer = flags.buffer, .offset = foff[l],
                                   .range = (plan.fallback == 2 ? nb * fstride : (nb + 31) / 32) * 4};
             kiln_vk_binding sb = {.buffer = scratch.buffer, .offset = soff[l],
                                   .range = scratch_used ? kiln__gpu_etc_dev_scratch(&plane, lw[l], lh[l]) : 16u};
-            if (etc) st = kiln__gpu_etc_dev_record(ctx, &cmd, &plane, lw[l], lh[l], &texb, &bb, &fb, &sb, &tb);
+            if (eac_tg) st = eac_targets_record(ctx, &cmd, eac_tg, &plane, lw[l], lh[l], &texb, &bb, &fb);
+            else if (etc) st = kiln__gpu_etc_dev_record(ctx, &cmd, &plane, lw[l], lh[l], &texb, &bb, &fb, &sb, &tb);
             else if (bc6h) st = kiln__gpu_bc6h_dev_record(ctx, &cmd, &plan6, lw[l], lh[l], &texb, &bb, &tb);
             else st = kiln__gpu_bc_dev_record(ctx, &cmd, &plan, lw[l], lh[l], &texb, &bb, &fb, &tb);
         }
-        if (st == KILN_OK && etc && (plane.kind == 3 || plane.kind == 5)) {
-            kiln_vk_cmd_barrier(&cmd); /* colour (and alpha) passes -> the stitch */
+        /* ETC2: the passes after the first, phase by phase over every level (FAST: the stitch; above FAST and
+         * RGB A1: planar, T / H gate, T / H search, state copy), each after a barrier */
+        const uint32_t nphase = etc ? kiln__gpu_etc_dev_phases(&plane) : 0u;
+        for (uint32_t ph = 0; ph < nphase && st == KILN_OK; ph++) {
+            kiln_vk_cmd_barrier(&cmd);
             for (uint32_t l = 0; l < L && st == KILN_OK; l++) {
                 const uint64_t nb = (uint64_t)((lw[l] + 3) / 4) * ((lh[l] + 3) / 4);
+                kiln_vk_binding texb = {.buffer = l == 0 ? md.in : md.out, .offset = l == 0 ? 0 : md.off[l],
+                                        .range = (VkDeviceSize)lw[l] * lh[l] * texel_bytes};
+                if (fsrc) texb = (kiln_vk_binding){.buffer = convb.buffer, .offset = coff[l],
+                                                   .range = (VkDeviceSize)lw[l] * lh[l] * cwords * 4};
                 kiln_vk_binding bb = {.buffer = blocks.dev.buffer, .offset = boff[l], .range = nb * out_bpb};
-                kiln_vk_binding fb = {.buffer = flags.buffer, .offset = foff[l], .range = nb * 4};
-                kiln_vk_binding sb = {.buffer = scratch.buffer, .offset = soff[l], .range = nb * 12u};
-                st = kiln__gpu_etc_dev_record_post(ctx, &cmd, &plane, lw[l], lh[l], &bb, &fb, &sb);
+                kiln_vk_binding fb = {.buffer = flags.buffer, .offset = foff[l],
+                                      .range = (plan.fallback == 2 ? nb * fstride : (nb + 31) / 32) * 4};
+                kiln_vk_binding sb = {.buffer = scratch.buffer, .offset = soff[l],
+                                      .range = kiln__gpu_etc_dev_scratch(&plane, lw[l], lh[l])};
+                st = kiln__gpu_etc_dev_record_post(ctx, &cmd, &plane, ph, lw[l], lh[l], &texb, &bb, &fb, &sb);
             }
         }
         if (st == KILN_OK && plan.fallback) {
@@ -331,9 +469,9 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
                 const uint64_t nb = (uint64_t)bx * by;
                 kiln_vk_binding b[3] = {
                     {.buffer = l == 0 ? md.in : md.out, .offset = l == 0 ? 0 : md.off[l],
-                     .range = (VkDeviceSize)lw[l] * lh[l] * 4},
+                     .range = (VkDeviceSize)lw[l] * lh[l] * (fsrc ? 16 : 4)},
                     {.buffer = flags.buffer, .offset = foff[l], .range = (plan.fallback == 2 ? nb * fstride : (nb + 31) / 32) * 4},
-                    {.buffer = recs.buffer, .range = 16 + capacity * ME_RECORD_WORDS * 4}};
+                    {.buffer = recs.buffer, .range = 16 + capacity * rec_words * 4}};
                 uint32_t push[9] = {bx, by, lw[l], lh[l], (uint32_t)plan.fallback, l, (uint32_t)capacity,
                                     0u, fstride};
                 st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, gather, b, push, nb);
@@ -377,7 +515,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
                             (unsigned long long)nrec, (unsigned long long)capacity);
         const char *skip = getenv("KILN_GPU_SKIP_FALLBACK"); /* testing aid, as in gpu_encode_bc.c */
         if (st == KILN_OK && nrec && !(skip && skip[0] == '1')) {
-            const VkDeviceSize rbytes = 4 + nrec * ME_RECORD_WORDS * 4;
+            const VkDeviceSize rbytes = 4 + nrec * rec_words * 4;
             st = kiln_vk_buffer_create(ctx, gpu, rbytes, KILN_VK_MEM_DOWNLOAD, &rdown);
             kiln_vk_cmd c2;
             memset(&c2, 0, sizeof c2);
@@ -389,7 +527,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
             kiln_vk_cmd_free(&c2);
             if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, &rdown);
             if (st == KILN_OK) {
-                fb_job fj = {.rec = rdown.mapped, .dst = dst, .params = params, .fn = fn,
+                fb_job fj = {.rec = rdown.mapped, .dst = dst, .params = params, .fn = fn, .f32 = fsrc,
                              .block_bytes = plan.block_bytes, .levels = L,
                              .signed_map = (fi->flags & KILN_FF_SIGNED) != 0};
                 st = kiln__parallel_for(ctx, (size_t)nrec, 16, fallback_records, &fj);
@@ -408,10 +546,11 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         ctx->last_gpu_ms = mip_ms >= 0.0 ? mip_ms + enc_ms : t_wall;
         if (ctx->params.verbose)
             fprintf(stderr,
-                    "kiln: %s mip chain on %s, device-resident: %u levels (%s) encoded where the mip pass wrote "
+                    "kiln: %s mip chain on %s, device-resident: %u levels (%s%s) encoded where the mip pass wrote "
                     "them, only blocks downloaded, %llu block(s) to the CPU encoder; kernel time mip %.3f ms + "
                     "encode %.3f ms, %.3f ms wall\n",
-                    fi->name, gpu->props.deviceName, L, md.what, (unsigned long long)nrec, mip_ms, enc_ms, t_wall);
+                    fi->name, gpu->props.deviceName, L, md.what, fsrc ? "; float levels converted on the device" : "",
+                    (unsigned long long)nrec, mip_ms, enc_ms, t_wall);
         (void)kiln__progress(ctx, 1.0f);
     }
     kiln__gpu_mip_dev_free(&md);
@@ -422,6 +561,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     kiln_vk_io_destroy(gpu, &tab);
     kiln_vk_buffer_destroy(gpu, &flags);
     kiln_vk_buffer_destroy(gpu, &scratch);
+    kiln_vk_buffer_destroy(gpu, &convb);
     if (qp) vkDestroyQueryPool(gpu->device, qp, NULL);
     if (st != KILN_OK) kiln_texture_free(out);
     return st;

@@ -16,7 +16,8 @@
  *    a synthetic image (odd size, very bright, subnormal, negative, +-Inf, NaN texels): against the
  *    CPU encoder at the same level (tolerance: see kiln_quality_matches_cpu), the fraction of
  *    bit-identical blocks printed;
- *  - the GPU-native high (shaders/enc_bc6h_h.comp, one invocation per block, the default at high; the
+ *  - the GPU-native high (shaders/enc_bc6h_hl.comp, several invocations per block, the default at
+ *    high, at 8 (default), 16 and 4 lanes; enc_bc6h_h.comp, one invocation per block, KILN_BC6H_HIGH_DESIGN=1; the
  *    first GPU-native design enc_bc6h_h4.comp with KILN_BC6H_HIGH_DESIGN=4; the exact port above with
  *    KILN_BC6H_GPU_EXACT=1): quality against the CPU's high/normal/fast (see kiln_high_native);
  *  - what has no GPU design is KILN_ERR_UNSUPPORTED with a message (an unknown strategy; SF16 with
@@ -402,7 +403,8 @@ static void kiln_quality_matches_cpu(void **state)
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
-/* The GPU-native high (shaders/enc_bc6h_h.comp, the default at quality high) against the CPU encoder
+/* The GPU-native high (shaders/enc_bc6h_hl.comp, the default at quality high, and the one-invocation
+ * design shaders/enc_bc6h_h.comp) against the CPU encoder
  * at high, normal and fast, UF16 and SF16 (negated texels), on crops of three HDR images and the
  * synthetic image of kiln_quality_matches_cpu. Stated tolerance (docs/PERFORMANCE.md, BC6H): image
  * RMSLE <= HIGH_TOL x the CPU high's and <= NORMAL_TOL x the CPU normal's (+1e-7), never above the CPU
@@ -415,10 +417,19 @@ static void kiln_quality_matches_cpu(void **state)
 #define HIGH_TOL 1.10
 #define NORMAL_TOL 1.08
 #define BLOCK_TOL 4.0
-static void kiln_high_native(void **state)
+/* lanes 0: the default design (enc_bc6h_hl.comp, 8 lanes; or the caller's KILN_BC6H_HIGH_DESIGN),
+ * with the knob checks; -1: the one-invocation design enc_bc6h_h.comp (KILN_BC6H_HIGH_DESIGN=1); 4, 8,
+ * 16: enc_bc6h_hl.comp at that many lanes (KILN_BC6H_HIGH_DESIGN=lanes, KILN_BC6H_HIGH_LANES) and its
+ * knob limits. Every one under the same bounds. */
+static void high_native(fixture *fx, int lanes)
 {
-    fixture *fx = *state;
-    if (!fx->gpu) skip();
+    char lanes_s[8];
+    snprintf(lanes_s, sizeof lanes_s, "%d", lanes);
+    if (lanes > 0) {
+        setenv("KILN_BC6H_HIGH_DESIGN", "lanes", 1);
+        setenv("KILN_BC6H_HIGH_LANES", lanes_s, 1);
+    } else if (lanes < 0)
+        setenv("KILN_BC6H_HIGH_DESIGN", "1", 1);
     static const crop_spec crops[] = {
         {"hdr/blender_sunset_1024x512.exr", 470, 170, 41, 30},
         {"hdr/qtcreator_preview_landscape_256x128.hdr", 90, 40, 38, 29},
@@ -480,9 +491,9 @@ static void kiln_high_native(void **state)
                 }
             double eg = rmsle_blocks_fmt(fx->cpu, &ref, g, size, fmt), eh = rmsle_blocks_fmt(fx->cpu, &ref, ch, size, fmt);
             double en = rmsle_blocks_fmt(fx->cpu, &ref, cn, size, fmt), ef = rmsle_blocks_fmt(fx->cpu, &ref, cf, size, fmt);
-            print_message("%s %s native high: RMSLE GPU %.6f, CPU high %.6f (x%.4f), normal %.6f (x%.4f), fast %.6f; "
+            print_message("%s%s %s %s native high: RMSLE GPU %.6f, CPU high %.6f (x%.4f), normal %.6f (x%.4f), fast %.6f; "
                           "two-subset blocks %zu (CPU high %zu) of %zu, worst block ratio %.3f\n",
-                          crops[k].file ? crops[k].file : "synthetic", sf ? "SF" : "UF", eg, eh, eh > 0 ? eg / eh : 1.0, en,
+                          lanes > 0 ? "lanes " : lanes < 0 ? "one-invocation" : "", lanes > 0 ? lanes_s : "", crops[k].file ? crops[k].file : "synthetic", sf ? "SF" : "UF", eg, eh, eh > 0 ? eg / eh : 1.0, en,
                           en > 0 ? eg / en : 1.0, ef, two, two_cpu, n, worst);
             assert_true(eg <= HIGH_TOL * eh + 1e-7);
             assert_true(eg <= NORMAL_TOL * en + 1e-7);
@@ -501,6 +512,43 @@ static void kiln_high_native(void **state)
                 unsetenv("KILN_GPU_BATCH_BYTES");
                 if (st != KILN_OK) fail_msg("batched: %s", kiln_last_error(fx->gpu));
                 assert_memory_equal(g2, g, size);
+                if (lanes > 0) { /* its knobs: P <= 4, K <= 4, R in 1, 2, 4 (<= the lanes); lanes 4, 8, 16 */
+                    setenv("KILN_BC6H_HIGH_CFG", "5,4,3,2", 1);
+                    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                    setenv("KILN_BC6H_HIGH_CFG", "4,5,3,2", 1);
+                    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                    setenv("KILN_BC6H_HIGH_CFG", "4,4,3,3", 1);
+                    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                    setenv("KILN_BC6H_HIGH_CFG", "0,4,3,1", 1); /* one-subset only, R = 1 */
+                    st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size);
+                    if (st != KILN_OK) fail_msg("lanes cfg 0,4,3,1: %s", kiln_last_error(fx->gpu));
+                    for (size_t i = 0; i < n; i++) {
+                        kiln_bc6h_info info;
+                        assert_true(kiln__bc6h_unpack(g2 + i * 16, sf, &info) > 0);
+                        assert_true(info.mode == 3 || info.mode == 7 || info.mode == 11 || info.mode == 15);
+                    }
+                    setenv("KILN_BC6H_HIGH_CFG", "2,2,2,4", 1); /* R = 4: every group refines */
+                    st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size);
+                    if (st != KILN_OK) fail_msg("lanes cfg 2,2,2,4: %s", kiln_last_error(fx->gpu));
+                    for (size_t i = 0; i < n; i++) {
+                        kiln_bc6h_info info;
+                        assert_true(kiln__bc6h_unpack(g2 + i * 16, sf, &info) > 0);
+                    }
+                    unsetenv("KILN_BC6H_HIGH_CFG");
+                    setenv("KILN_BC6H_HIGH_LANES", "32", 1);
+                    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                    setenv("KILN_BC6H_HIGH_LANES", lanes_s, 1);
+                    /* the two-step sums of the refinement: the same additions in the same order */
+                    setenv("KILN_BC6H_HIGH_SUM2", "1", 1);
+                    st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size);
+                    if (st != KILN_OK) fail_msg("KILN_BC6H_HIGH_SUM2=1: %s", kiln_last_error(fx->gpu));
+                    assert_memory_equal(g2, g, size);
+                    setenv("KILN_BC6H_HIGH_SUM2", "2", 1);
+                    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                    unsetenv("KILN_BC6H_HIGH_SUM2");
+                    if (cfg0[0]) setenv("KILN_BC6H_HIGH_CFG", cfg0, 1);
+                }
+                if (lanes != 0) goto next;
                 /* one-subset modes only, K above the filtered candidates: valid, no two-subset block */
                 setenv("KILN_BC6H_HIGH_CFG", "0,4,3", 1);
                 st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size);
@@ -533,6 +581,7 @@ static void kiln_high_native(void **state)
                 unsetenv("KILN_BC6H_HIGH_DESIGN");
                 if (cfg0[0]) setenv("KILN_BC6H_HIGH_CFG", cfg0, 1); /* the caller's (tuning runs) */
             }
+        next:
             free(g);
             free(ch);
             free(cn);
@@ -542,7 +591,30 @@ static void kiln_high_native(void **state)
             kiln_image_free(&img);
         }
     }
+    if (lanes != 0) {
+        unsetenv("KILN_BC6H_HIGH_DESIGN");
+        unsetenv("KILN_BC6H_HIGH_LANES");
+    }
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+static void kiln_high_native(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    high_native(fx, 0);
+    high_native(fx, -1);
+}
+
+/* the several-lanes design (enc_bc6h_hl.comp) at 16 and 4 lanes per block (8, the default, is
+ * kiln_high_native's): the same quality bounds, bytes independent of the subgroup size and the batches,
+ * its knobs' limits, KILN_BC6H_HIGH_SUM2's bytes */
+static void kiln_high_lanes(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    high_native(fx, 16);
+    high_native(fx, 4);
 }
 
 static void subgroup_sizes_and_batches(void **state)
@@ -621,6 +693,7 @@ int main(void)
         cmocka_unit_test(kiln_fast_matches_cpu),
         cmocka_unit_test(kiln_quality_matches_cpu),
         cmocka_unit_test(kiln_high_native),
+        cmocka_unit_test(kiln_high_lanes),
         cmocka_unit_test(subgroup_sizes_and_batches),
         cmocka_unit_test(unsupported_and_fallback),
     };

@@ -5,7 +5,7 @@
  *     of enc_bc1_cf.comp, also with 8, 32 and 64 invocations per block), including blocks the GPU hands
  *     back to the CPU (flat and near-flat, punch-through, cut-out), on crops of the test images, random
  *     texels, near-flat blocks, odd sizes (1x1, 3x5, 13x7), 16-bit and float sources, small batches,
- *     and every subgroup size the device can require; dithering reports KILN_ERR_UNSUPPORTED;
+ *     and every subgroup size the device can require; with dithering too (dither_identical);
  *   - seed strategy: PSNR floors against the CPU encoder's PSNR, with texels preloaded into shared
  *     memory and read directly;
  *   - the validation layer (KILN_VK_VALIDATION=1) reports nothing.
@@ -608,6 +608,118 @@ static void seed_strategy_psnr(void **state)
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
+/* Issue #4 (helper gpudither): params->dither on the GPU gives the CPU's bytes. The CPU dithers only
+ * the final indices of the endpoints its search chose (bc1_enc.c select_indices_dither, bc4_enc.c
+ * redither; at fast its BC1 batch sends every block to the per-block encoder), so the GPU runs its
+ * search and then enc_bc1_dither.comp / enc_bc4_dither.comp. Checked for BC1, BC1a, BC3 (colour
+ * dithered, alpha not, as on the CPU), BC4 and BC5 UNORM / SNORM at every quality, with perceptual
+ * weights and alpha cut-out for the colour formats, on the fixture's crops of real images and odd
+ * sizes, a 128x96 crop of a smooth gradient image, 16-bit and
+ * float sources, several batches, on the pipelined entry (which hands dithering to the synchronous
+ * path) and the synchronous one; and dithering must change the bytes (else the test proves nothing). */
+static void dither_identical(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    /* a GPU context of its own: its ~20 pipelines (dither passes, ALL_PER_BLOCK) would take the shared
+     * context past KILN_VK_MAX_PIPELINES */
+    kiln_context *shared_gpu = fx->gpu;
+    fx->gpu = kt_context(2, KILN_BACKEND_VULKAN);
+    assert_non_null(fx->gpu);
+    kiln_image grad, src;
+    int have_grad = 0;
+    if (kiln_image_load(fx->cpu, kt_testdata("ldr/desktopbase_softwaves_crop_1000x600.png"), &src) == KILN_OK) {
+        crop(&src, 400, 200, 128, 96, &grad);
+        kiln_image_free(&src);
+        have_grad = 1;
+    } else {
+        print_message("note: cannot load the gradient image: %s\n", kiln_last_error(fx->cpu));
+    }
+    static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM,
+                                       KILN_FORMAT_BC4_UNORM,     KILN_FORMAT_BC4_SNORM,      KILN_FORMAT_BC5_UNORM,
+                                       KILN_FORMAT_BC5_SNORM};
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++) {
+        const int colour = k < 3;
+        size_t changed = 0;
+        for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
+            for (int i = -1; i < fx->nimg; i++) {
+                if (i < 0 && !have_grad) continue;
+                const kiln_image *img = i < 0 ? &grad : &fx->img[i];
+                const char *name = i < 0 ? "softwaves 128x96" : fx->name[i];
+                /* lavapipe time: the large random / textured crops not at max */
+                if (q == KILN_QUALITY_MAX && i >= 0 && (strstr(name, "qube") || strstr(name, "stone") || strstr(name, "random 13x7")))
+                    continue;
+                for (int variant = 0; variant < (colour ? 3 : 1); variant++) {
+                    if (variant > 0 && (i < 0 || strstr(name, "stone"))) continue;
+                    kiln_encode_params ep;
+                    kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
+                    ep.dither = 1;
+                    if (variant == 1) ep.perceptual = 1;
+                    if (variant == 2) ep.alpha_cutout = 1, ep.alpha_threshold = 200;
+                    if (variant == 1 || (i == 0 && q == KILN_QUALITY_NORMAL)) setenv("KILN_GPU_SYNC", "1", 1);
+                    kiln_status st = compare(fx, img, name, &ep, 0);
+                    unsetenv("KILN_GPU_SYNC");
+                    if (st != KILN_OK) fail_msg("%s %s %s dither: %s", kiln_format_get_info(fmts[k])->name, qname(ep.quality), name,
+                                                kiln_last_error(fx->gpu));
+                    if (variant == 0 && q == KILN_QUALITY_FAST) { /* dithering must change some blocks */
+                        size_t size = kiln_format_image_size(ep.format, img->width, img->height);
+                        uint8_t *a = malloc(size), *b = malloc(size);
+                        assert_non_null(a);
+                        assert_non_null(b);
+                        assert_int_equal(kiln_encode_image(fx->cpu, img, &ep, a, size), KILN_OK);
+                        ep.dither = 0;
+                        assert_int_equal(kiln_encode_image(fx->cpu, img, &ep, b, size), KILN_OK);
+                        size_t d = 0;
+                        for (size_t o = 0; o < size; o += 8) d += memcmp(a + o, b + o, 8) != 0;
+                        changed += d;
+                        free(a);
+                        free(b);
+                    }
+                }
+            }
+        print_message("dither: %s fast: dithering changed %zu 8-byte halves of the test images\n", kiln_format_get_info(fmts[k])->name, changed);
+        if (changed == 0) fail_msg("%s: dithering changed no block", kiln_format_get_info(fmts[k])->name);
+    }
+    /* at fast and normal no block goes back to the CPU encoder: the dithered bytes are the GPU's own */
+    for (size_t k = 0; have_grad && k < 3; k++)
+        for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_NORMAL; q++) {
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
+            ep.dither = 1;
+            double own = gpu_own_fraction(fx, &grad, &ep);
+            if (own < 1.0) fail_msg("%s %s dither: only %.4f of the blocks are the GPU's own", kiln_format_get_info(fmts[k])->name, qname(ep.quality), own);
+        }
+    /* 16-bit and float sources (the host-prepared texels), and several batches of block rows */
+    const kiln_image *s = &fx->img[0];
+    kiln_image i16, f32;
+    assert_int_equal(kiln_image_alloc(NULL, &i16, s->width, s->height, KILN_PIXEL_U16), KILN_OK);
+    assert_int_equal(kiln_image_alloc(NULL, &f32, s->width, s->height, KILN_PIXEL_F32), KILN_OK);
+    i16.channels = f32.channels = 4;
+    kt_rng rng;
+    kt_rng_seed(&rng, 11);
+    for (size_t n = 0; n < (size_t)s->width * s->height * 4; n++) {
+        uint8_t v = ((const uint8_t *)s->pixels)[n];
+        ((uint16_t *)i16.pixels)[n] = (uint16_t)(v * 257u + (kt_rng_u32(&rng) % 200));
+        ((float *)f32.pixels)[n] = (float)v / 200.0f - 0.2f;
+    }
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+        for (int which = 0; which < 2; which++) {
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, fmts[k], which ? KILN_QUALITY_HIGH : KILN_QUALITY_FAST);
+            ep.dither = 1;
+            setenv("KILN_GPU_BATCH_BYTES", "4096", 1);
+            kiln_status st = compare(fx, which ? &f32 : &i16, which ? "float source" : "16-bit source", &ep, 0);
+            unsetenv("KILN_GPU_BATCH_BYTES");
+            if (st != KILN_OK) fail_msg("%s", kiln_last_error(fx->gpu));
+        }
+    kiln_image_free(&i16);
+    kiln_image_free(&f32);
+    if (have_grad) kiln_image_free(&grad);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+    kiln_context_free(fx->gpu);
+    fx->gpu = shared_gpu;
+}
+
 static void bad_arguments(void **state)
 {
     fixture *fx = *state;
@@ -623,8 +735,8 @@ static void bad_arguments(void **state)
     assert_int_equal(kiln__gpu_encode(fx->gpu, &fx->img[0], &ep, 0, d, size), KILN_ERR_INVALID_ARGUMENT);
     ep.gpu_strategy = 0;
     assert_int_equal(kiln__gpu_encode(fx->gpu, &fx->img[0], &ep, 3, d, size), KILN_ERR_UNSUPPORTED); /* no such subgroup size */
-    ep.dither = 1; /* the CPU's dithered indices are not on the GPU */
-    assert_int_equal(kiln__gpu_encode(fx->gpu, &fx->img[0], &ep, 0, d, size), KILN_ERR_UNSUPPORTED);
+    ep.dither = 1; /* dithering is on the GPU (dither_identical); the seed strategy ignores it */
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &fx->img[0], &ep, 0, d, size), KILN_OK);
     ep.dither = 0;
     free(d);
     /* through the public API: the VULKAN backend encodes on the GPU */
@@ -652,6 +764,7 @@ int main(void)
         cmocka_unit_test(wide_sources_identical),
         cmocka_unit_test(batches_and_subgroup_sizes),
         cmocka_unit_test(seed_strategy_psnr),
+        cmocka_unit_test(dither_identical),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(validation_layer_ran),
     };

@@ -10,6 +10,8 @@
  *  - kiln's ETC1 / ETC2 designs: the CPU's bytes for ETC1 at every quality, ETC2 RGB / RGBA at every quality
  *    and ETC2 RGB A1 at every quality (alpha cut-outs, empty sub-blocks, other alpha thresholds; T / H on
  *    the GPU and on the host).
+ *  - with dithering: EAC R11 / RG11 (eac_dither_equals_cpu), ETC1 and ETC2 RGB / RGBA / RGB A1
+ *    (etc_dither_equals_cpu): the CPU's bytes; the seed strategy refuses dithering.
  *  - formats without a GPU encoder report KILN_ERR_UNSUPPORTED with a message, and AUTO falls back.
  * Runs with the Vulkan validation layer on (KILN_VK_VALIDATION=1) and asserts it reported nothing.
  * Skipped when there is no Vulkan device (lavapipe counts: the backend is forced to VULKAN). */
@@ -598,6 +600,206 @@ static void etc2_alpha_pass(void **state)
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
+/* Issue #4 (helper gpudither): EAC R11 / RG11 with params->dither (enc_eac_dither.comp after enc_eac.comp)
+ * give the CPU's bytes at every quality: a crop of a real texture, crafted blocks (ties, the estimate's
+ * rounding boundary: those jobs go back to the CPU, which must dither them too), random pixels, odd sizes,
+ * 16-bit and float sources; and dithering changes blocks (else the comparison proves nothing). */
+static void eac_dither_equals_cpu(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 4);
+    for (size_t k = 0; k < sizeof eac_formats / sizeof eac_formats[0]; k++) {
+        size_t changed = 0;
+        for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++) {
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, eac_formats[k], (kiln_quality)q);
+            ep.dither = 1;
+            kiln_image img[6];
+            const char *what[6] = {"real crop", "crafted", "random", "odd 3x5", "16-bit", "float"};
+            int n = 0;
+            if (fx->have_rock) make_image(fx, &img[n++], KILN_PIXEL_U8, 32, 24, &fx->rock, 64 + 8 * (uint32_t)k, 90 + 4 * (uint32_t)q, &rng);
+            else what[0] = NULL;
+            make_crafted(fx, &img[n++], 24, 20, &rng);
+            make_image(fx, &img[n++], KILN_PIXEL_U8, 8, 8, NULL, 0, 0, &rng);
+            make_image(fx, &img[n++], KILN_PIXEL_U8, 3, 5, NULL, 0, 0, &rng);
+            make_image(fx, &img[n++], KILN_PIXEL_U16, 9, 6, fx->have_rock ? &fx->rock : NULL, 40, 40, &rng);
+            make_image(fx, &img[n++], KILN_PIXEL_F32, 6, 9, fx->have_rock ? &fx->rock : NULL, 60, 20, &rng);
+            for (int i = 0; i < n; i++) {
+                expect_same_ep(fx, &img[i], &ep, 0, what[fx->have_rock ? i : i + 1]);
+                if (q == KILN_QUALITY_FAST) {
+                    size_t size = kiln_format_image_size(ep.format, img[i].width, img[i].height);
+                    uint8_t *a = malloc(size), *b = malloc(size);
+                    assert_non_null(a);
+                    assert_non_null(b);
+                    assert_int_equal(kiln_encode_image(fx->cpu, &img[i], &ep, a, size), KILN_OK);
+                    ep.dither = 0;
+                    assert_int_equal(kiln_encode_image(fx->cpu, &img[i], &ep, b, size), KILN_OK);
+                    ep.dither = 1;
+                    for (size_t o = 0; o < size; o += 8) changed += memcmp(a + o, b + o, 8) != 0;
+                    free(a);
+                    free(b);
+                }
+                kiln_image_free(&img[i]);
+            }
+        }
+        print_message("eac dither: %s fast: dithering changed %zu channel blocks\n", kiln_format_get_info(eac_formats[k])->name, changed);
+        if (changed == 0) fail_msg("%s: dithering changed no block", kiln_format_get_info(eac_formats[k])->name);
+    }
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* Issue #4 (helper gpudither): ETC1, ETC2 RGB, RGBA and RGB A1 with params->dither (the colour passes, then
+ * enc_etc_dither.comp re-picks the selectors; RGBA's alpha through enc_eac_dither.comp) give the CPU's
+ * bytes at every quality, with uniform and perceptual weights (A1: four alpha patterns, thresholds 128 and
+ * 200): crops of real textures, crafted colour
+ * blocks (flat, clamped palettes, two colours, gradients: T / H / planar blocks among them), T / H on
+ * the host, odd sizes, a 16-bit source; and dithering changes blocks. */
+static void etc_dither_equals_cpu(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 99);
+    kiln_image fern;
+    const int have_fern = kiln_image_load(fx->cpu, kt_testdata("ldr/city_fern_512_rgba.png"), &fern) == KILN_OK;
+    static const kiln_format fmts[] = {KILN_FORMAT_ETC1_UNORM, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_FORMAT_ETC2_RGBA8_SRGB,
+                                       KILN_FORMAT_ETC2_RGB8A1_UNORM};
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++) {
+        size_t changed = 0;
+        for (int qi = KILN_QUALITY_FAST; qi <= KILN_QUALITY_MAX; qi++)
+            for (int pw = 0; pw < 2; pw++) {
+                kiln_encode_params ep;
+                kiln_encode_params_init(&ep, fmts[k], (kiln_quality)qi);
+                ep.dither = 1;
+                ep.perceptual = pw;
+                const uint32_t cw = qi == KILN_QUALITY_MAX ? 24 : 40, chh = qi == KILN_QUALITY_MAX ? 16 : 24;
+                kiln_image img[5];
+                const char *what[5];
+                int n = 0;
+                if (have_fern) {
+                    make_image(fx, &img[n], KILN_PIXEL_U8, cw, chh, &fern, 100 + 31 * (uint32_t)qi, 200 + 17 * (uint32_t)pw, &rng);
+                    what[n++] = "fern crop";
+                }
+                if (fx->have_rock) {
+                    make_image(fx, &img[n], KILN_PIXEL_U8, cw, chh, &fx->rock, 90 + 16 * (uint32_t)qi, 30 + 20 * (uint32_t)pw, &rng);
+                    what[n++] = "sign crop";
+                }
+                make_etc_blocks(fx, &img[n], 32, 24, &rng);
+                what[n++] = "crafted";
+                make_image(fx, &img[n], KILN_PIXEL_U8, 13, 7, NULL, 0, 0, &rng);
+                what[n++] = "odd 13x7";
+                make_image(fx, &img[n], KILN_PIXEL_U16, 9, 6, fx->have_rock ? &fx->rock : NULL, 40, 40, &rng);
+                what[n++] = "16-bit";
+                for (int i = 0; i < n; i++) {
+                    if (k == 3 && img[i].type == KILN_PIXEL_U8) set_alpha(&img[i], (i + pw + qi) % 4, &rng); /* A1 cut-outs */
+                    expect_same_ep(fx, &img[i], &ep, 0, what[i]);
+                    if (k == 3 && i == 0) { /* another alpha threshold */
+                        ep.alpha_threshold = 200;
+                        expect_same_ep(fx, &img[i], &ep, 0, "alpha threshold 200");
+                        ep.alpha_threshold = 128;
+                    }
+                    if (k > 0 && qi > KILN_QUALITY_FAST && i == n - 3) { /* T / H on the host */
+                        setenv("KILN_GPU_ETC2_TH", "host", 1);
+                        expect_same_ep(fx, &img[i], &ep, 0, "crafted, host T/H");
+                        unsetenv("KILN_GPU_ETC2_TH");
+                    }
+                    if (qi == KILN_QUALITY_NORMAL && pw == 0) {
+                        size_t size = kiln_format_image_size(ep.format, img[i].width, img[i].height);
+                        uint8_t *a = malloc(size), *b = malloc(size);
+                        assert_non_null(a);
+                        assert_non_null(b);
+                        assert_int_equal(kiln_encode_image(fx->cpu, &img[i], &ep, a, size), KILN_OK);
+                        ep.dither = 0;
+                        assert_int_equal(kiln_encode_image(fx->cpu, &img[i], &ep, b, size), KILN_OK);
+                        ep.dither = 1;
+                        for (size_t o = 0; o < size; o += 8) changed += memcmp(a + o, b + o, 8) != 0;
+                        free(a);
+                        free(b);
+                    }
+                    kiln_image_free(&img[i]);
+                }
+            }
+        print_message("etc dither: %s normal: dithering changed %zu 8-byte halves\n", kiln_format_get_info(fmts[k])->name, changed);
+        if (changed == 0) fail_msg("%s: dithering changed no block", kiln_format_get_info(fmts[k])->name);
+    }
+    if (have_fern) kiln_image_free(&fern);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* Helper ditherfix: ETC2 RGB / RGBA at FAST with dithering. The GPU dithers the fast path's blocks
+ * (enc_etc1.comp ETC2 = 1, then enc_etc_dither.comp); the CPU used to run kiln__etc2_search at FAST instead
+ * (planar levels rounded in doubles, planar without the residual gate), so in these blocks (cut from the
+ * synthetic 4096^2 texture of bench/gpu_encode.c, where 121 of 1M blocks differed; none at 1024^2) it chose
+ * other planar levels, or planar instead of differential, and the GPU's bytes differed. Checks: the CPU's
+ * dithered block keeps the non-dithered block's mode and colours (all 8 bytes for planar, bytes 0..3
+ * otherwise), with and without perceptual weights; and the GPU gives the CPU's bytes (RGB and RGBA). */
+static const uint32_t fast_planar_px[][16] = {
+    {0x020381, 0x020380, 0x020380, 0x020380, 0x020382, 0x020381, 0x020381, 0x020381, 0x020383, 0x020382, 0x020382, 0x020382, 0x020384, 0x020383, 0x020383, 0x020383}, /* block 13494: planar levels */
+    {0xd70b81, 0xd70b80, 0xd60b80, 0xd60b80, 0xd70b82, 0xd70b81, 0xd60b81, 0xd60b81, 0xd70b83, 0xd70b82, 0xd60b82, 0xd50b82, 0xd70b84, 0xd60b83, 0xd60b83, 0xd50b83}, /* block 46937: planar levels */
+    {0xf60f81, 0xf60f80, 0xf50f80, 0xf50f80, 0xf61082, 0xf51081, 0xf51081, 0xf51081, 0xf61083, 0xf51082, 0xf51082, 0xf51082, 0xf61084, 0xf51083, 0xf51083, 0xf51083}, /* block 63808: planar levels */
+    {0x021381, 0x021380, 0x021380, 0x021380, 0x021382, 0x021381, 0x021381, 0x021381, 0x021483, 0x021482, 0x021482, 0x021482, 0x021484, 0x021483, 0x021483, 0x021483}, /* block 80822: planar levels */
+    {0x731481, 0x721480, 0x711480, 0x701480, 0x731482, 0x721481, 0x711481, 0x701481, 0x721483, 0x721482, 0x711482, 0x701482, 0x721484, 0x711483, 0x711483, 0x701483}, /* block 81264: planar levels */
+    {0x451581, 0x441580, 0x441580, 0x431580, 0x451582, 0x441581, 0x441581, 0x431581, 0x451583, 0x441582, 0x431582, 0x431582, 0x451584, 0x441583, 0x431583, 0x421583}, /* block 86398: planar levels */
+    {0x3e0781, 0x3e0780, 0x3f0780, 0x400780, 0x3e0782, 0x3e0781, 0x3f0781, 0x400781, 0x3e0783, 0x3f0782, 0x3f0782, 0x400782, 0x3e0784, 0x3f0783, 0x400783, 0x400783}, /* block 29923: differential -> planar */
+    {0x012e81, 0x012e80, 0x012e80, 0x012e80, 0x012e82, 0x012e81, 0x012e81, 0x012e81, 0x012e83, 0x012e82, 0x012e82, 0x012e82, 0x012e84, 0x012e83, 0x012e83, 0x012e83}, /* block 188053: differential -> planar */
+    {0x7a2e81, 0x792e80, 0x782e80, 0x772e80, 0x7a2e82, 0x792e81, 0x782e81, 0x772e81, 0x792e83, 0x792e82, 0x782e82, 0x772e82, 0x792e84, 0x782e83, 0x782e83, 0x772e83}, /* block 188495: differential -> planar */
+    {0xed3681, 0xee3680, 0xee3680, 0xee3680, 0xed3682, 0xee3681, 0xee3681, 0xee3681, 0xed3683, 0xee3682, 0xee3682, 0xef3682, 0xed3684, 0xee3683, 0xee3683, 0xef3683}, /* block 221938: differential -> planar */
+};
+
+static void etc2_fast_dither_planar(void **state)
+{
+    fixture *fx = *state;
+    const uint32_t nb = (uint32_t)(sizeof fast_planar_px / sizeof fast_planar_px[0]), bw = 5;
+    kiln_image img;
+    assert_int_equal(kiln_image_alloc(fx->cpu, &img, bw * 4, (nb + bw - 1) / bw * 4, KILN_PIXEL_U8), KILN_OK);
+    img.channels = 4;
+    uint8_t *px = img.pixels;
+    memset(px, 0xff, (size_t)img.width * img.height * 4);
+    for (uint32_t b = 0; b < nb; b++)
+        for (uint32_t p = 0; p < 16; p++) {
+            uint8_t *t = px + ((size_t)((b / bw) * 4 + p / 4) * img.width + (b % bw) * 4 + p % 4) * 4;
+            t[0] = (uint8_t)(fast_planar_px[b][p] >> 16);
+            t[1] = (uint8_t)(fast_planar_px[b][p] >> 8);
+            t[2] = (uint8_t)fast_planar_px[b][p];
+            t[3] = (uint8_t)(200 + 3 * p); /* RGBA: an alpha to dither too */
+        }
+    const size_t size = kiln_format_image_size(KILN_FORMAT_ETC2_RGB8_UNORM, img.width, img.height);
+    uint8_t *nd = malloc(size), *d = malloc(size);
+    assert_non_null(nd);
+    assert_non_null(d);
+    for (int pw = 0; pw < 2; pw++) {
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_FAST);
+        ep.perceptual = pw;
+        assert_int_equal(kiln_encode_image(fx->cpu, &img, &ep, nd, size), KILN_OK);
+        ep.dither = 1;
+        assert_int_equal(kiln_encode_image(fx->cpu, &img, &ep, d, size), KILN_OK);
+        for (uint32_t b = 0; b < nb; b++) {
+            const uint8_t *x = nd + b * 8u, *y = d + b * 8u;
+            /* planar: R, G in range, B out of range (the differential reading of bytes 0..3) */
+            const int r = x[0] >> 3, dr = (x[0] & 3) - (x[0] & 4), g = x[1] >> 3, dg = (x[1] & 3) - (x[1] & 4);
+            const int bb = x[2] >> 3, db = (x[2] & 3) - (x[2] & 4);
+            const int planar = (x[3] & 2) && r + dr >= 0 && r + dr <= 31 && g + dg >= 0 && g + dg <= 31 && (bb + db < 0 || bb + db > 31);
+            if (memcmp(x, y, planar ? 8u : 4u) != 0)
+                fail_msg("etc2-rgb fast, perceptual %d, block %u: dithering changed the %s: %02x%02x%02x%02x%02x%02x%02x%02x -> "
+                         "%02x%02x%02x%02x%02x%02x%02x%02x", pw, b, planar ? "planar block" : "mode / colours", x[0], x[1], x[2],
+                         x[3], x[4], x[5], x[6], x[7], y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7]);
+        }
+        if (fx->gpu) {
+            expect_same_ep(fx, &img, &ep, 0, "fast planar blocks");
+            ep.format = KILN_FORMAT_ETC2_RGBA8_UNORM;
+            expect_same_ep(fx, &img, &ep, 0, "fast planar blocks");
+        }
+    }
+    free(nd);
+    free(d);
+    kiln_image_free(&img);
+    if (!fx->gpu) skip();
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
 static void unsupported_paths(void **state)
 {
     fixture *fx = *state;
@@ -608,8 +810,14 @@ static void unsupported_paths(void **state)
     make_image(fx, &img, KILN_PIXEL_U8, 8, 8, NULL, 0, 0, &rng);
     uint8_t buf[256];
     kiln_encode_params ep;
+    kiln_encode_params_init(&ep, KILN_FORMAT_ETC1_UNORM, KILN_QUALITY_MAX); /* every ETC format dithers, not the seed strategy */
+    ep.dither = 1;
+    ep.gpu_strategy = 1;
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
+    assert_non_null(strstr(kiln_last_error(fx->gpu), "dither"));
     kiln_encode_params_init(&ep, KILN_FORMAT_EAC_R11_UNORM, KILN_QUALITY_MAX);
     ep.dither = 1;
+    ep.gpu_strategy = 1; /* the seed design does not dither */
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
     assert_non_null(strstr(kiln_last_error(fx->gpu), "dither"));
     ep.dither = 0;
@@ -617,19 +825,22 @@ static void unsupported_paths(void **state)
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_INVALID_ARGUMENT);
     ep.gpu_strategy = 0;
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, 31), KILN_ERR_INVALID_ARGUMENT);
-    /* ETC2 colour with the seed strategy has no GPU encoder: VULKAN reports it, AUTO falls back to the
-     * CPU; dithering is refused for every ETC2 format */
-    kiln_encode_params_init(&ep, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_NORMAL);
+    /* ETC2 RGB A1 with the seed strategy has no GPU encoder (RGB / RGBA do: test_gpu_etc2_seed.c): VULKAN
+     * reports it, AUTO falls back to the CPU; dithering is refused for RGB A1 and the seed strategy */
+    kiln_encode_params_init(&ep, KILN_FORMAT_ETC2_RGB8A1_UNORM, KILN_QUALITY_NORMAL);
     ep.gpu_strategy = 1;
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
     assert_non_null(strstr(kiln_last_error(fx->gpu), "no GPU encoder"));
     kiln_encode_params_init(&ep, KILN_FORMAT_ETC2_RGB8A1_UNORM, KILN_QUALITY_FAST);
-    ep.dither = 1;
+    ep.dither = 1; /* RGB A1 dithers on the GPU (etc_dither_equals_cpu) */
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_OK);
+    kiln_encode_params_init(&ep, KILN_FORMAT_ETC2_RGBA8_UNORM, KILN_QUALITY_MAX);
+    ep.dither = 1; /* kiln's strategy dithers RGBA (etc_dither_equals_cpu), the seed strategy does not */
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_OK);
+    ep.gpu_strategy = 1;
     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
     assert_non_null(strstr(kiln_last_error(fx->gpu), "dither"));
-    kiln_encode_params_init(&ep, KILN_FORMAT_ETC2_RGBA8_UNORM, KILN_QUALITY_MAX);
-    ep.dither = 1;
-    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, buf, sizeof buf), KILN_ERR_UNSUPPORTED);
+    ep.gpu_strategy = 0;
     ep.dither = 0;
     ep.format = KILN_FORMAT_EAC_R11_UNORM;
     /* a subgroup size no device offers */
@@ -647,6 +858,9 @@ int main(void)
         cmocka_unit_test(eac_kiln_subgroup_sizes),
         cmocka_unit_test(eac_seed_design),
         cmocka_unit_test(etc2_alpha_pass),
+        cmocka_unit_test(eac_dither_equals_cpu),
+        cmocka_unit_test(etc_dither_equals_cpu),
+        cmocka_unit_test(etc2_fast_dither_planar),
         cmocka_unit_test(unsupported_paths),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

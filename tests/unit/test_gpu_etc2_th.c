@@ -318,12 +318,63 @@ static void subgroup_sizes(void **state)
     assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
 }
 
+/* The search with several invocations per block (KILN_GPU_ETC2_TH_LANES, enc_etc2_th_lanes.comp; the other tests run
+ * the default) and the partitions from the gate or from every lane (KILN_GPU_ETC2_TH_PREP), and today's one invocation
+ * per block (lanes 1, prep 0): the same bytes as the CPU at every quality, RGB and A1, perceptual or not. */
+static void lane_counts(void **state)
+{
+    kt_gpu_fixture *fx = *state;
+    if (!fx->gpu) skip();
+    if (unsupported(fx)) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 9);
+    th_image ims[4];
+    synth(&rng, 40, 36, "synthetic 40x36", &ims[0]);
+    load_crop(fx, "ldr/stkflag_TCPLogo_a_1024x512_rgba.png", 384, 192, 32, 24, &ims[1]);
+    load_crop(fx, "ldr/stk_generic_rock_a_512.png", 100, 60, 28, 20, &ims[2]);
+    /* blue = red in every pixel: without perceptual weights, max's +-1 steps of red and of blue (neighbours 1 and 5,
+     * one lane at 4 lanes) tie, and the lanes must keep the CPU's first */
+    synth(&rng, 64, 64, "synthetic blue = red 64x64", &ims[3]);
+    for (uint32_t i = 0; i < 64u * 64u; i++) ims[3].px[i * 4 + 2] = ims[3].px[i * 4];
+    /* (1, 1) is the default the other tests run (here for the blue = red image); each pipeline costs lavapipe ~20 s to
+     * compile, so a few */
+    static const char *cfg[][2] = {{"1", "0"}, {"1", "1"}, {"4", "1"}, {"8", "1"}, {"16", "0"}};
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        setenv("KILN_GPU_ETC2_TH_LANES", cfg[c][0], 1);
+        setenv("KILN_GPU_ETC2_TH_PREP", cfg[c][1], 1);
+        uint32_t improved = 0;
+        g_ms = 0.0;
+        for (int q = KILN_QUALITY_NORMAL; q <= KILN_QUALITY_MAX; q += (q == KILN_QUALITY_NORMAL ? 2 : 1))
+            for (int a1 = 0; a1 < 2; a1++)
+                for (int i = 0; i < 4; i++)
+                    improved += compare(fx, &ims[i], q, i == 3 ? 0 : (i + a1) & 1, a1, a1 && i == 1 ? 200 : 128, 0, 0);
+        printf("lanes %s prep %s: blocks improved by T/H %u (kernel %.1f ms)\n", cfg[c][0], cfg[c][1], improved, g_ms);
+        assert_true(improved > 0);
+    }
+    /* bad settings fail with a message */
+    kiln_encode_params params;
+    kiln_encode_params_init(&params, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_MAX);
+    kiln_etc2_gpu_block blk;
+    memset(&blk, 0, sizeof blk);
+    double ms;
+    setenv("KILN_GPU_ETC2_TH_LANES", "3", 1);
+    assert_int_equal(kiln__gpu_etc2_th(fx->gpu, ims[0].px, 4, 4, &params, 0, 0, &blk, &ms), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(kiln_last_error(fx->gpu), "KILN_GPU_ETC2_TH_LANES"));
+    unsetenv("KILN_GPU_ETC2_TH_LANES");
+    setenv("KILN_GPU_ETC2_TH_PREP", "2", 1);
+    assert_int_equal(kiln__gpu_etc2_th(fx->gpu, ims[0].px, 4, 4, &params, 0, 0, &blk, &ms), KILN_ERR_INVALID_ARGUMENT);
+    unsetenv("KILN_GPU_ETC2_TH_PREP");
+    for (int i = 0; i < 4; i++) free(ims[i].px);
+    assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rgb_every_quality),
         cmocka_unit_test(a1_every_quality),
         cmocka_unit_test(subgroup_sizes),
+        cmocka_unit_test(lane_counts),
     };
     return cmocka_run_group_tests(tests, kt_gpu_setup, kt_gpu_teardown);
 }

@@ -159,7 +159,7 @@ static void every_strategy_size_and_mode(void **state)
             kiln_image img;
             make_image(&rng, mode, sizes[si][0], sizes[si][1], &img);
             kiln_image *refs = make_refs(fx, &img, 1);
-            for (size_t k = 0; k + 1 < NSTRATEGIES; k++) /* AUTO = single-pass: checked in batches, public_api */
+            for (size_t k = 0; k + 1 < NSTRATEGIES; k++) /* AUTO (= pyramid): checked in batches, public_api */
                 for (uint32_t g = 0; g < nsg; g++)
                     check_batch(fx, &img, refs, 1, mode, strategies[k], strategy_names[k], sg[g]);
             free_refs(refs, &img, 1);
@@ -275,6 +275,101 @@ static void public_api(void **state)
     }
     for (int i = 0; i < 6; i++) kiln_image_free(&layers[i]);
 }
+
+/* All levels of `count` images from kiln__gpu_mip with KILN_GPU_MIP_FAST=fast_env (NULL: unset), one buffer. */
+static uint8_t *run_levels(fixture *fx, const kiln_image *imgs, uint32_t count, int mode, int strategy,
+                           const char *fast_env, size_t *bytes)
+{
+    const uint32_t W = imgs[0].width, H = imgs[0].height, L = kiln_mip_level_count(W, H);
+    const int f32 = mode == MODE_F32_ALPHA;
+    const size_t bpt = f32 ? 16 : 4;
+    size_t total = 0;
+    for (uint32_t l = 1; l < L; l++) total += (size_t)kiln_level_dim(W, l) * kiln_level_dim(H, l) * bpt;
+    total *= count;
+    uint8_t *all = malloc(total ? total : 1);
+    uint8_t **dst = calloc((size_t)count * L, sizeof *dst);
+    uint8_t *weighted = calloc(count, 1);
+    assert_non_null(all);
+    assert_non_null(dst);
+    assert_non_null(weighted);
+    memset(all, 0xA7, total);
+    size_t off = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        weighted[i] = (uint8_t)has_alpha(&imgs[i]);
+        for (uint32_t l = 1; l < L; l++) {
+            dst[(size_t)i * L + l] = all + off;
+            off += (size_t)kiln_level_dim(W, l) * kiln_level_dim(H, l) * bpt;
+        }
+    }
+    if (fast_env) setenv("KILN_GPU_MIP_FAST", fast_env, 1);
+    else unsetenv("KILN_GPU_MIP_FAST");
+    kiln__gpu_mip_job job = {.images = imgs, .count = count, .levels = L, .decode_srgb = mode == MODE_SRGB_ALPHA,
+                             .out_srgb = mode == MODE_SRGB_ALPHA, .out_kind = f32 ? 4 : 1, .weighted = weighted,
+                             .dst = dst, .strategy = strategy};
+    kiln_status st = kiln__gpu_mip(fx->gpu, &job);
+    unsetenv("KILN_GPU_MIP_FAST");
+    if (st != KILN_OK) fail_msg("%ux%u x%u fast=%s: %s", W, H, count, fast_env ? fast_env : "default", kiln_last_error(fx->gpu));
+    free(dst);
+    free(weighted);
+    *bytes = total;
+    return all;
+}
+
+/* The fast box path (shaders/mip_fast2.comp: even stages on large levels, mip_fast.comp on small ones;
+ * mip_fast_level.comp: odd levels one (per-level, large levels) or two (pyramid, small levels) at a time) gives
+ * the SAME bytes as the general path (KILN_GPU_MIP_FAST=0), as its even stages alone (=1) and with the tuning
+ * knobs KILN_GPU_MIP_O2=1 KILN_GPU_MIP_EVEN2=0 KILN_GPU_MIP_TAIL=1024 (the other kernel of each, the
+ * one-workgroup tail), for per-level and pyramid (subgroup's fast plan is pyramid's) on sizes that make every
+ * kind of stage: 256^2 (F5 + E3), 384x200 (F3, odd levels), 130x66 (E1, then odd), 255x129 (odd levels),
+ * 2047x3, 16384x4 (an axis at 1 early), 2x2, 1x1 and a batch of 3 x 96x40 (E); in the three pixel modes
+ * (alpha-weighted sRGB with transparent texels, linear opaque, RGBA32F). Byte equality holds on any device
+ * (the same arithmetic in the same order), unlike the 1-LSB contract against the CPU. */
+static void fast_path_same_bytes(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 21);
+    static const uint32_t fs[][3] = {{256, 256, 1}, {384, 200, 1}, {130, 66, 1}, {255, 129, 1}, {2047, 3, 1},
+                                     {16384, 4, 1}, {2, 2, 1},     {1, 1, 1},     {96, 40, 3}};
+    static const int fstrat[] = {KILN_MIP_STRATEGY_PER_LEVEL, KILN_MIP_STRATEGY_PYRAMID};
+    static const char *fname[] = {"per-level", "pyramid"};
+    for (size_t si = 0; si < sizeof fs / sizeof fs[0]; si++) {
+        for (int mode = 0; mode < NMODES; mode++) {
+            kiln_image imgs[3];
+            for (uint32_t k = 0; k < fs[si][2]; k++) make_image(&rng, mode, fs[si][0], fs[si][1], &imgs[k]);
+            for (size_t k = 0; k < 2; k++) {
+                size_t n0, n1, n2;
+                uint8_t *g = run_levels(fx, imgs, fs[si][2], mode, fstrat[k], "0", &n0);
+                uint8_t *e = run_levels(fx, imgs, fs[si][2], mode, fstrat[k], "1", &n1);
+                uint8_t *f = run_levels(fx, imgs, fs[si][2], mode, fstrat[k], NULL, &n2);
+                /* the tuning knobs' other kernels: odd pairs on every odd level, mip_fast.comp on large levels */
+                setenv("KILN_GPU_MIP_O2", "1", 1);
+                setenv("KILN_GPU_MIP_EVEN2", "0", 1);
+                setenv("KILN_GPU_MIP_TAIL", "1024", 1);
+                size_t n3;
+                uint8_t *v = run_levels(fx, imgs, fs[si][2], mode, fstrat[k], NULL, &n3);
+                unsetenv("KILN_GPU_MIP_O2");
+                unsetenv("KILN_GPU_MIP_EVEN2");
+                unsetenv("KILN_GPU_MIP_TAIL");
+                assert_int_equal(n0, n1);
+                assert_int_equal(n0, n2);
+                assert_int_equal(n0, n3);
+                if (memcmp(g, e, n0) || memcmp(g, f, n0) || memcmp(g, v, n0))
+                    fail_msg("%ux%u x%u %s %s: the fast box path's bytes differ from the general path's (even only: %s, "
+                             "all: %s, all with KILN_GPU_MIP_O2=1 KILN_GPU_MIP_EVEN2=0 KILN_GPU_MIP_TAIL=1024: %s)",
+                             fs[si][0], fs[si][1], fs[si][2], mode_name[mode], fname[k],
+                             memcmp(g, e, n0) ? "differ" : "same", memcmp(g, f, n0) ? "differ" : "same",
+                             memcmp(g, v, n0) ? "differ" : "same");
+                free(g);
+                free(e);
+                free(f);
+                free(v);
+            }
+            for (uint32_t k = 0; k < fs[si][2]; k++) kiln_image_free(&imgs[k]);
+        }
+    }
+}
 #endif
 
 /* blit: where the blit is the exact box (opaque, every level even: powers of two, also as a batch of
@@ -353,6 +448,7 @@ int main(void)
         cmocka_unit_test(every_strategy_size_and_mode),
         cmocka_unit_test(batches),
         cmocka_unit_test(public_api),
+        cmocka_unit_test(fast_path_same_bytes),
 #endif
         cmocka_unit_test(validation_layer_ran),
     };

@@ -3,7 +3,8 @@
  * of every case byte-identical, for BC1, BC1a, BC3, BC4, BC5 (UNORM, sRGB, SNORM), BC6H normal (fast and
  * the GPU-native high against the host path on the GPU: they are not the CPU's), odd and even sizes
  * (1x1 and 37x19 included), sRGB and linear chains, EAC R11 / RG11 (unsigned and signed), ETC1 (every quality) and ETC2 RGB
- * and RGBA FAST (etc_family, etc_routing: what stays on the host path), the box filter (single-pass and per-level strategies)
+ * and RGBA FAST (etc_family, etc_routing: what stays on the host path), ETC2 RGB / RGBA above FAST and RGB A1
+ * (etc2_search_resident: the T / H pass on the device, also against the host path), the box filter (single-pass and per-level strategies)
  * and the quality filters, alpha-weighted and opaque images, a normal map, fast to max quality. The
  * device-resident path must be the one taken: the context's counters (kiln__gpu_mip_encode_stats_get)
  * count a run and every level it encoded; KILN_GPU_MIP_RESIDENT=0 must take the host
@@ -13,11 +14,14 @@
  * does not cover (alpha coverage, float images, one level) goes the host way. The validation layer stays
  * silent. Skipped when there is no Vulkan device. On a mismatch, diagnose() prints which stage differs
  * (host path on the GPU, the GPU mip levels alone, the GPU encoder alone on the CPU's levels).
- * KILN_GPU_MIP_POISON=1 fills the path's device buffers with 0xAB first (NVIDIA-like fresh memory). */
+ * KILN_GPU_MIP_POISON=1 fills the path's device buffers with 0xAB first (NVIDIA-like fresh memory).
+ * float_chain_8bit_formats / blit_strategy_chains (helper mipres2): float chains into BC1-BC5 / ETC / EAC
+ * (converted on the device) and the blit strategy's chains, against the host path on the GPU. */
 #include "support.h"
 #include "gpu/gpu_mip_encode.h"
 #include "gpu/vk.h" /* staging_buffers: the device's discrete flag */
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,7 +359,8 @@ static void routing(void **state)
     patchy_image(&rng, 1, 1, 1, 1, &one);
     assert_false(compare(fx, &one, KILN_FORMAT_BC3_SRGB, KILN_QUALITY_HIGH, &mp, "bc3 1x1"));
     kiln_image_free(&one);
-    /* alpha coverage is a host post-pass; float images need host-prepared texels: host path, same bytes */
+    /* alpha coverage is a host post-pass: host path, same bytes; a float image into BC1: device-resident
+     * since mipres2 (mip_enc_convert.comp), the CPU's bytes */
     mp.alpha_coverage_ref = 0.5f;
     assert_false(compare(fx, &img, KILN_FORMAT_BC3_SRGB, KILN_QUALITY_NORMAL, &mp, "bc3 alpha coverage"));
     kiln_mip_params_init(&mp);
@@ -364,7 +369,7 @@ static void routing(void **state)
     f.channels = 4;
     for (size_t i = 0; i < (size_t)img.width * img.height * 4; i++)
         ((float *)f.pixels)[i] = ((const uint8_t *)img.pixels)[i] / 255.0f;
-    assert_false(compare(fx, &f, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_NORMAL, &mp, "bc1 from a float image"));
+    assert_true(compare(fx, &f, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_NORMAL, &mp, "bc1 from a float image"));
     kiln_image_free(&f);
     /* the gather matters: without the CPU encoder's blocks the output differs from the CPU's */
     kiln_encode_params ep;
@@ -497,7 +502,8 @@ static void etc_family(void **state)
     kiln_image_free(&img);
 }
 
-/* What of the ETC family the device-resident path leaves to the host path (same bytes, counters unchanged), and the
+/* What of the ETC family the device-resident path leaves to the host path (same bytes, counters unchanged: ETC2
+ * above FAST and RGB A1 with KILN_GPU_ETC2_TH=host), and the
  * gather matters for ETC2 RGB FAST (KILN_GPU_SKIP_FALLBACK=1: the T / H blocks keep the GPU's ETC1 /
  * planar bytes, so the output differs from the CPU's). */
 static void etc_routing(void **state)
@@ -510,11 +516,354 @@ static void etc_routing(void **state)
     patchy_image(&rng, 24, 20, 1, 1, &img);
     kiln_mip_params mp;
     kiln_mip_params_init(&mp);
+    /* KILN_GPU_ETC2_TH=host (the host T / H step) keeps ETC2 above FAST and RGB A1 on the host path */
+    setenv("KILN_GPU_ETC2_TH", "host", 1);
     assert_false(compare(fx, &img, KILN_FORMAT_ETC2_RGBA8_SRGB, KILN_QUALITY_NORMAL, &mp, "etc2-rgba normal (host path)"));
     assert_false(compare(fx, &img, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_NORMAL, &mp, "etc2 normal (host path)"));
     assert_false(compare(fx, &img, KILN_FORMAT_ETC2_RGB8A1_UNORM, KILN_QUALITY_FAST, &mp, "etc2-a1 (host path)"));
+    unsetenv("KILN_GPU_ETC2_TH");
     assert_true(differs_without_gather(fx, &img, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_FAST, &mp));
     assert_true(differs_without_gather(fx, &img, KILN_FORMAT_ETC2_RGBA8_UNORM, KILN_QUALITY_FAST, &mp));
+    kiln_image_free(&img);
+}
+
+/* Blocks of an ETC2 colour level (8 bytes each, every stride bytes from off) in T or H mode. */
+static size_t th_blocks(const uint8_t *p, size_t size, size_t stride, size_t off, int a1)
+{
+    size_t n = 0;
+    for (size_t i = off; i + 8 <= size; i += stride) {
+        const uint8_t *b = p + i;
+        if (!a1 && !(b[3] & 2)) continue; /* individual mode (RGB / RGBA only) */
+        int r = (b[0] >> 3) + ((int)((b[0] & 7) ^ 4) - 4), g = (b[1] >> 3) + ((int)((b[1] & 7) ^ 4) - 4);
+        if (r < 0 || r > 31 || g < 0 || g > 31) n++;
+    }
+    return n;
+}
+
+/* ETC2 RGB above FAST, RGBA above FAST and RGB A1 at every quality on the device (helper etc2res: the ETC1
+ * modes, planar, the T / H pass of gpu_etc2_th.c on the device, gpu_mip_encode_etc.inc kinds 6 / 7): every level
+ * byte-identical to the CPU and to the host path (KILN_GPU_MIP_RESIDENT=0), the device-resident path taken, odd
+ * sizes, alpha. The T / H pass matters: level 0 has T / H blocks. Also the rolled T / H shader
+ * (KILN_GPU_ETC2_TH_UNROLL=0) and staged buffers (a discrete device). */
+static void etc2_search_resident(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 2511);
+    static const struct { uint32_t w, h; kiln_format f; kiln_quality q; int filter; } cases[] = {
+        {37, 23, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_HIGH, KILN_MIP_FILTER_BOX},
+        {64, 64, KILN_FORMAT_ETC2_RGB8_SRGB, KILN_QUALITY_MAX, KILN_MIP_FILTER_KAISER},
+        {37, 23, KILN_FORMAT_ETC2_RGBA8_SRGB, KILN_QUALITY_NORMAL, KILN_MIP_FILTER_KAISER},
+        {64, 64, KILN_FORMAT_ETC2_RGBA8_UNORM, KILN_QUALITY_HIGH, KILN_MIP_FILTER_BOX},
+        {37, 23, KILN_FORMAT_ETC2_RGB8A1_UNORM, KILN_QUALITY_FAST, KILN_MIP_FILTER_BOX},
+        {64, 64, KILN_FORMAT_ETC2_RGB8A1_SRGB, KILN_QUALITY_MAX, KILN_MIP_FILTER_MITCHELL},
+        {64, 64, KILN_FORMAT_ETC2_RGB8A1_UNORM, KILN_QUALITY_NORMAL, KILN_MIP_FILTER_BOX},
+    };
+    kiln_image img37, img64;
+    patchy_image(&rng, 37, 23, 1, 1, &img37);
+    patchy_image(&rng, 64, 64, 1, 1, &img64);
+    size_t th_total = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const kiln_image *img = cases[k].w == 37 ? &img37 : &img64;
+        const kiln_format_info *fi = kiln_format_get_info(cases[k].f);
+        kiln_mip_params mp;
+        kiln_mip_params_init(&mp);
+        mp.filter = (kiln_mip_filter)cases[k].filter;
+        if (k == 2) mp.color = KILN_MIP_COLOR_LINEAR;
+        char what[160];
+        snprintf(what, sizeof what, "%s quality %d %ux%u filter %d", fi->name, (int)cases[k].q, cases[k].w, cases[k].h,
+                 cases[k].filter);
+        if (!compare(fx, img, cases[k].f, cases[k].q, &mp, what)) fail_msg("%s: not device-resident", what);
+        /* the host path on the GPU gives the same bytes as the device-resident one */
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, cases[k].f, cases[k].q);
+        kiln_texture a, b;
+        assert_int_equal(kiln_encode_mips(fx->gpu, img, &ep, &mp, &a), KILN_OK);
+        kiln__gpu_mip_encode_stats s0 = stats(fx);
+        setenv("KILN_GPU_MIP_RESIDENT", "0", 1);
+        assert_int_equal(kiln_encode_mips(fx->gpu, img, &ep, &mp, &b), KILN_OK);
+        unsetenv("KILN_GPU_MIP_RESIDENT");
+        assert_int_equal(stats(fx).runs, s0.runs);
+        for (uint32_t l = 0; l < a.levels; l++) {
+            size_t sa = 0, sb = 0;
+            const uint8_t *pa = kiln_texture_image(&a, l, 0, 0, &sa), *pb = kiln_texture_image(&b, l, 0, 0, &sb);
+            assert_int_equal(sa, sb);
+            if (memcmp(pa, pb, sa) != 0) fail_msg("%s: level %u differs from the host path", what, l);
+            if (l == 0) {
+                const int rgba = fi->block_bytes == 16;
+                th_total += th_blocks(pa, sa, rgba ? 16 : 8, rgba ? 8 : 0, fi->format == KILN_FORMAT_ETC2_RGB8A1_UNORM ||
+                                                                               fi->format == KILN_FORMAT_ETC2_RGB8A1_SRGB);
+            }
+        }
+        kiln_texture_free(&a);
+        kiln_texture_free(&b);
+        g_hostref++;
+    }
+    assert_true(th_total > 0);
+    /* the rolled T / H shader, and staged uploads and downloads (a discrete device) */
+    setenv("KILN_GPU_ETC2_TH_UNROLL", "0", 1);
+    kiln_mip_params mp;
+    kiln_mip_params_init(&mp);
+    assert_true(compare(fx, &img37, KILN_FORMAT_ETC2_RGBA8_UNORM, KILN_QUALITY_HIGH, &mp, "etc2-rgba high rolled T/H"));
+    unsetenv("KILN_GPU_ETC2_TH_UNROLL");
+    const int was = fx->gpu->gpu->discrete;
+    fx->gpu->gpu->discrete = 1;
+    assert_true(compare(fx, &img37, KILN_FORMAT_ETC2_RGB8A1_SRGB, KILN_QUALITY_HIGH, &mp, "staged etc2-a1 high"));
+    fx->gpu->gpu->discrete = was;
+    kiln_image_free(&img37);
+    kiln_image_free(&img64);
+}
+
+/* ---- float chains into the 8-bit encoders and the blit strategy (issue 5, helper mipres2) ----
+ * The device-resident bytes against the host path on the same GPU context (KILN_GPU_MIP_RESIDENT=0: the
+ * chain downloaded, each level prepared on the host and uploaded again); returns 1 when the
+ * device-resident path ran (a run and every level counted), 0 when it took the host path. */
+static int compare_host(fixture *fx, const kiln_image *img, kiln_format fmt, kiln_quality q, const kiln_mip_params *mp,
+                        const char *what)
+{
+    kiln_encode_params ep;
+    kiln_encode_params_init(&ep, fmt, q);
+    kiln_texture a, b;
+    kiln__gpu_mip_encode_stats s0 = stats(fx);
+    if (kiln_encode_mips(fx->gpu, img, &ep, mp, &a) != KILN_OK) fail_msg("%s: GPU: %s", what, kiln_last_error(fx->gpu));
+    kiln__gpu_mip_encode_stats s1 = stats(fx);
+    setenv("KILN_GPU_MIP_RESIDENT", "0", 1);
+    kiln_status st = kiln_encode_mips(fx->gpu, img, &ep, mp, &b);
+    unsetenv("KILN_GPU_MIP_RESIDENT");
+    if (st != KILN_OK) fail_msg("%s: host path: %s", what, kiln_last_error(fx->gpu));
+    assert_int_equal(stats(fx).runs, s1.runs); /* the host path is not counted */
+    assert_int_equal(a.levels, b.levels);
+    for (uint32_t l = 0; l < a.levels; l++) {
+        size_t sa = 0, sb = 0;
+        const uint8_t *pa = kiln_texture_image(&a, l, 0, 0, &sa), *pb = kiln_texture_image(&b, l, 0, 0, &sb);
+        assert_non_null(pa);
+        assert_non_null(pb);
+        assert_int_equal(sa, sb);
+        if (memcmp(pa, pb, sa) != 0) {
+            size_t i = 0;
+            while (pa[i] == pb[i]) i++;
+            fail_msg("%s: level %u differs from the host path at byte %zu (block %zu)", what, l, i,
+                     i / kiln_format_get_info(fmt)->block_bytes);
+        }
+    }
+    int resident = s1.runs == s0.runs + 1;
+    if (resident && s1.levels != s0.levels + a.levels)
+        fail_msg("%s: %llu levels counted, %u made", what, (unsigned long long)(s1.levels - s0.levels), a.levels);
+    if (!resident) assert_int_equal(s1.levels, s0.levels);
+    g_hostref++;
+    g_resident += (size_t)resident;
+    kiln_texture_free(&a);
+    kiln_texture_free(&b);
+    return resident;
+}
+
+/* A float image: flat 8x8 patches (the CPU encoder's single-colour blocks at high quality), random
+ * values in [-0.25, 1.5) (both clamps of the 8-bit conversion), transparent and partial alpha, and a NaN
+ * every 97 texels (the conversion's NaN -> 0). */
+static void float_image(kt_rng *rng, uint32_t w, uint32_t h, int hdr, kiln_image *img)
+{
+    assert_int_equal(kiln_image_alloc(NULL, img, w, h, KILN_PIXEL_F32), KILN_OK);
+    img->channels = 4;
+    img->hdr = hdr;
+    float *p = img->pixels;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            float *t = p + ((size_t)y * w + x) * 4;
+            if (((x / 8) + (y / 8)) % 3 == 0) {
+                uint32_t c = ((x / 8) * 2654435761u) ^ ((y / 8) * 40503u);
+                for (int k = 0; k < 3; k++) t[k] = (float)((c >> (8 * k)) & 255u) / 255.0f;
+                t[3] = 1.0f;
+            } else {
+                for (int k = 0; k < 4; k++) t[k] = (float)(kt_rng_u32(rng) % 7000u) / 4000.0f - 0.25f;
+                if (t[3] < 0.2f) t[3] = 0.0f;
+            }
+            if (((size_t)y * w + x) % 97 == 41) t[kt_rng_u32(rng) % 4] = NAN;
+        }
+}
+
+/* BC1 / BC1a / BC3 / BC4 / BC5 (UNORM, sRGB, SNORM), ETC1, ETC2 (FAST; above FAST and RGB A1 on a small
+ * image) and EAC R11 / RG11 (unsigned, signed) from float chains: mip_enc_convert.comp makes on the device what the host path prepares from each downloaded
+ * level; odd sizes, box / Kaiser / per-level, sRGB (non-HDR float into an sRGB format) and linear chains,
+ * fast to max. The CPU encoder's blocks come back through mip_enc_gather_f32.comp (counter), and
+ * without them (KILN_GPU_SKIP_FALLBACK=1) BC1 high differs from the host path. */
+static void float_chain_8bit_formats(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 2511);
+    static const uint32_t sizes[][2] = {{37, 23}, {64, 64}, {5, 3}};
+    static const struct { kiln_format f; kiln_quality q; } cases[] = {
+        {KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_HIGH},  {KILN_FORMAT_BC1_RGB_SRGB, KILN_QUALITY_NORMAL},
+        {KILN_FORMAT_BC1_RGBA_UNORM, KILN_QUALITY_FAST}, {KILN_FORMAT_BC3_SRGB, KILN_QUALITY_HIGH},
+        {KILN_FORMAT_BC4_UNORM, KILN_QUALITY_NORMAL},    {KILN_FORMAT_BC4_SNORM, KILN_QUALITY_MAX},
+        {KILN_FORMAT_BC5_UNORM, KILN_QUALITY_FAST},      {KILN_FORMAT_BC5_SNORM, KILN_QUALITY_NORMAL},
+        {KILN_FORMAT_ETC1_UNORM, KILN_QUALITY_FAST},     {KILN_FORMAT_ETC1_SRGB, KILN_QUALITY_NORMAL},
+        {KILN_FORMAT_EAC_R11_UNORM, KILN_QUALITY_FAST},  {KILN_FORMAT_EAC_RG11_UNORM, KILN_QUALITY_NORMAL},
+        {KILN_FORMAT_EAC_R11_SNORM, KILN_QUALITY_HIGH},  {KILN_FORMAT_EAC_RG11_SNORM, KILN_QUALITY_FAST},
+        {KILN_FORMAT_ETC2_RGB8_SRGB, KILN_QUALITY_FAST}, {KILN_FORMAT_ETC2_RGBA8_UNORM, KILN_QUALITY_FAST},
+    };
+    kiln__gpu_mip_encode_stats s0 = stats(fx);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        for (int hdr = 0; hdr < 2; hdr++) {
+            kiln_image img;
+            float_image(&rng, sizes[si][0], sizes[si][1], hdr, &img);
+            for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+                kiln_mip_params mp;
+                kiln_mip_params_init(&mp);
+                switch ((k + si + (size_t)hdr) % 3) {
+                case 1: mp.filter = KILN_MIP_FILTER_KAISER; break;
+                case 2: mp.strategy = KILN_MIP_STRATEGY_PER_LEVEL; break;
+                default: break;
+                }
+                char what[160];
+                snprintf(what, sizeof what, "float %s %s quality %d %ux%u filter %d strategy %d",
+                         hdr ? "hdr" : "ldr", kiln_format_get_info(cases[k].f)->name, (int)cases[k].q, sizes[si][0],
+                         sizes[si][1], (int)mp.filter, (int)mp.strategy);
+                if (!compare_host(fx, &img, cases[k].f, cases[k].q, &mp, what)) fail_msg("%s: not device-resident", what);
+            }
+            kiln_image_free(&img);
+        }
+    }
+    assert_true(stats(fx).fallback_blocks > s0.fallback_blocks); /* BC1 / BC3 high: flat blocks */
+
+    /* the gathered float texels matter: without the CPU encoder's blocks BC1 high differs */
+    kiln_image img;
+    float_image(&rng, 64, 40, 0, &img);
+    kiln_mip_params mp;
+    kiln_mip_params_init(&mp);
+    kiln_encode_params ep;
+    kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_HIGH);
+    kiln_texture a, b;
+    s0 = stats(fx);
+    setenv("KILN_GPU_SKIP_FALLBACK", "1", 1);
+    assert_int_equal(kiln_encode_mips(fx->gpu, &img, &ep, &mp, &a), KILN_OK);
+    unsetenv("KILN_GPU_SKIP_FALLBACK");
+    assert_int_equal(stats(fx).runs, s0.runs + 1);
+    setenv("KILN_GPU_MIP_RESIDENT", "0", 1);
+    assert_int_equal(kiln_encode_mips(fx->gpu, &img, &ep, &mp, &b), KILN_OK);
+    unsetenv("KILN_GPU_MIP_RESIDENT");
+    int differs = 0;
+    for (uint32_t l = 0; l < a.levels; l++) {
+        size_t sa = 0, sb = 0;
+        const uint8_t *pa = kiln_texture_image(&a, l, 0, 0, &sa), *pb = kiln_texture_image(&b, l, 0, 0, &sb);
+        differs |= memcmp(pa, pb, sa) != 0;
+    }
+    assert_true(differs);
+    kiln_texture_free(&a);
+    kiln_texture_free(&b);
+    /* staged buffers (a discrete GPU's copies) with 66-word records */
+    const int was = fx->gpu->gpu->discrete;
+    fx->gpu->gpu->discrete = 1;
+    s0 = stats(fx);
+    assert_true(compare_host(fx, &img, KILN_FORMAT_BC3_UNORM, KILN_QUALITY_HIGH, &mp, "staged float bc3 high"));
+    assert_true(stats(fx).fallback_blocks > s0.fallback_blocks);
+    fx->gpu->gpu->discrete = was;
+    /* ETC2 above FAST and RGB A1 from a float chain (the device's planar and T / H passes on the RGBA8 view) */
+    kiln_image small;
+    float_image(&rng, 24, 20, 0, &small);
+    assert_true(compare_host(fx, &small, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_NORMAL, &mp, "float etc2 normal"));
+    assert_true(compare_host(fx, &small, KILN_FORMAT_ETC2_RGBA8_SRGB, KILN_QUALITY_HIGH, &mp, "float etc2-rgba-srgb high"));
+    assert_true(compare_host(fx, &small, KILN_FORMAT_ETC2_RGB8A1_UNORM, KILN_QUALITY_FAST, &mp, "float etc2-a1 fast"));
+    kiln_image_free(&small);
+    /* EAC jobs on the CPU estimate's double rounding boundary from a float image (etc_family's blocks of two
+     * values with min + max = 255, as v / 255: the same 16-bit targets): flagged, gathered as float texels,
+     * redone by the CPU encoder */
+    kiln_image eb;
+    assert_int_equal(kiln_image_alloc(NULL, &eb, 64, 36, KILN_PIXEL_F32), KILN_OK);
+    eb.channels = 4;
+    eb.hdr = 1;
+    for (uint32_t by = 0; by < 9; by++)
+        for (uint32_t bx = 0; bx < 16; bx++) {
+            uint8_t av[4];
+            for (int c = 0; c < 4; c++) av[c] = (uint8_t)(127u - (kt_rng_u32(&rng) % 40u) / 2u - kt_rng_u32(&rng) % 3u);
+            for (uint32_t y = by * 4; y < by * 4 + 4; y++)
+                for (uint32_t x = bx * 4; x < bx * 4 + 4; x++)
+                    for (int c = 0; c < 4; c++)
+                        ((float *)eb.pixels)[((size_t)y * 64 + x) * 4 + (size_t)c] =
+                            (float)((kt_rng_u32(&rng) & 1) ? av[c] : 255u - av[c]) / 255.0f;
+        }
+    s0 = stats(fx);
+    assert_true(compare_host(fx, &eb, KILN_FORMAT_EAC_RG11_UNORM, KILN_QUALITY_NORMAL, &mp, "float eac-rg11 boundary blocks"));
+    assert_true(compare_host(fx, &eb, KILN_FORMAT_EAC_R11_UNORM, KILN_QUALITY_FAST, &mp, "float eac-r11 fast boundary"));
+    assert_true(stats(fx).fallback_blocks > s0.fallback_blocks);
+    kiln_image_free(&eb);
+    /* 16-bit images (their chain is made on the CPU) keep the host path */
+    kiln_image u16;
+    assert_int_equal(kiln_image_alloc(NULL, &u16, img.width, img.height, KILN_PIXEL_U16), KILN_OK);
+    u16.channels = 4;
+    for (size_t i = 0; i < (size_t)img.width * img.height * 4; i++)
+        ((uint16_t *)u16.pixels)[i] = (uint16_t)(kt_rng_u32(&rng) & 0xffffu);
+    assert_false(compare_host(fx, &u16, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_NORMAL, &mp, "16-bit bc1 (host path)"));
+    kiln_image_free(&u16);
+    kiln_image_free(&img);
+}
+
+/* The blit strategy (vkCmdBlitImage into a VkImage, gpu_mip_blit.c): its levels copied image -> buffer on
+ * the device into the encoders' layout. 8-bit sRGB and linear chains and a float chain (linear; also into
+ * BC6H and, converted, BC1 / EAC), odd sizes, byte-identical to the host path's blit chain downloaded
+ * and encoded per level. A non-box filter with the blit strategy is not a blit: the host path's answer. */
+static void blit_strategy_chains(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 2512);
+    static const uint32_t sizes[][2] = {{37, 23}, {64, 64}, {1, 9}};
+    static const struct { kiln_format f; kiln_quality q; } u8cases[] = {
+        {KILN_FORMAT_BC1_RGB_SRGB, KILN_QUALITY_HIGH}, {KILN_FORMAT_BC3_UNORM, KILN_QUALITY_NORMAL},
+        {KILN_FORMAT_BC4_UNORM, KILN_QUALITY_FAST},    {KILN_FORMAT_BC5_SNORM, KILN_QUALITY_NORMAL},
+        {KILN_FORMAT_ETC1_SRGB, KILN_QUALITY_FAST},    {KILN_FORMAT_EAC_RG11_UNORM, KILN_QUALITY_FAST},
+        {KILN_FORMAT_ETC2_RGBA8_UNORM, KILN_QUALITY_FAST},
+    };
+    static const struct { kiln_format f; kiln_quality q; } fcases[] = {
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_NORMAL}, {KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_HIGH},
+        {KILN_FORMAT_EAC_R11_SNORM, KILN_QUALITY_FAST}, {KILN_FORMAT_BC4_UNORM, KILN_QUALITY_NORMAL},
+    };
+    kiln_mip_params mp;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        kiln_image img;
+        patchy_image(&rng, sizes[si][0], sizes[si][1], 1, 1, &img);
+        for (size_t k = 0; k < sizeof u8cases / sizeof u8cases[0]; k++) {
+            kiln_mip_params_init(&mp);
+            mp.strategy = KILN_MIP_STRATEGY_BLIT;
+            if ((k + si) % 2) mp.color = KILN_MIP_COLOR_LINEAR;
+            char what[160];
+            snprintf(what, sizeof what, "blit %s quality %d %ux%u color %d", kiln_format_get_info(u8cases[k].f)->name,
+                     (int)u8cases[k].q, sizes[si][0], sizes[si][1], (int)mp.color);
+            if (!compare_host(fx, &img, u8cases[k].f, u8cases[k].q, &mp, what)) fail_msg("%s: not device-resident", what);
+        }
+        kiln_image_free(&img);
+        float_image(&rng, sizes[si][0], sizes[si][1], 1, &img);
+        for (size_t k = 0; k < sizeof fcases / sizeof fcases[0]; k++) {
+            kiln_mip_params_init(&mp);
+            mp.strategy = KILN_MIP_STRATEGY_BLIT;
+            char what[160];
+            snprintf(what, sizeof what, "blit float %s quality %d %ux%u", kiln_format_get_info(fcases[k].f)->name,
+                     (int)fcases[k].q, sizes[si][0], sizes[si][1]);
+            if (!compare_host(fx, &img, fcases[k].f, fcases[k].q, &mp, what)) fail_msg("%s: not device-resident", what);
+        }
+        kiln_image_free(&img);
+    }
+    /* staged (discrete-GPU) copies of the blit chain's input and blocks */
+    kiln_image img;
+    patchy_image(&rng, 70, 45, 1, 1, &img);
+    kiln_mip_params_init(&mp);
+    mp.strategy = KILN_MIP_STRATEGY_BLIT;
+    const int was = fx->gpu->gpu->discrete;
+    fx->gpu->gpu->discrete = 1;
+    assert_true(compare_host(fx, &img, KILN_FORMAT_BC1_RGB_SRGB, KILN_QUALITY_HIGH, &mp, "staged blit bc1-srgb high"));
+    fx->gpu->gpu->discrete = was;
+    /* Kaiser with the blit strategy is no blit: the device-resident path declines, the host path's
+     * answer (whatever it is) stands */
+    mp.filter = KILN_MIP_FILTER_KAISER;
+    kiln_encode_params ep;
+    kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_SRGB, KILN_QUALITY_NORMAL);
+    kiln_texture a;
+    kiln__gpu_mip_encode_stats s0 = stats(fx);
+    if (kiln_encode_mips(fx->gpu, &img, &ep, &mp, &a) == KILN_OK) kiln_texture_free(&a);
+    assert_int_equal(stats(fx).runs, s0.runs);
     kiln_image_free(&img);
 }
 
@@ -523,7 +872,8 @@ static void summary_and_validation(void **state)
     fixture *fx = *state;
     if (!fx->gpu) skip();
     kiln__gpu_mip_encode_stats s = stats(fx);
-    print_message("note: %zu cases byte-identical to the CPU, %zu to the host path on the GPU (BC6H fast/high), %zu "
+    print_message("note: %zu cases byte-identical to the CPU, %zu to the host path on the GPU (BC6H fast/high, float "
+                  "chains, blit), %zu "
                   "device-resident (%llu levels, %llu blocks to the CPU encoder)\n",
                   g_cases, g_hostref, g_resident, (unsigned long long)s.levels, (unsigned long long)s.fallback_blocks);
     assert_true(g_resident > 0);
@@ -540,6 +890,9 @@ int main(void)
         cmocka_unit_test(routing),
         cmocka_unit_test(etc_family),
         cmocka_unit_test(etc_routing),
+        cmocka_unit_test(etc2_search_resident),
+        cmocka_unit_test(float_chain_8bit_formats),
+        cmocka_unit_test(blit_strategy_chains),
         cmocka_unit_test(summary_and_validation),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
