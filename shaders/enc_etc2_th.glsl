@@ -421,21 +421,23 @@ void principal_axis(double mean[3], out double axis[3])
     axis = v;
 }
 
-// kiln__etc2_th_search; best.err is the error to beat, best.mode MODE_NONE until a T / H solution is taken
-void th_search(inout Sol best)
+// kiln__etc2_th_search's first steps, shared by th_search, th_parts and th_search_lanes.
+// The opaque pixels' indices (the count is returned) and their channel sums.
+int opaque_pixels(out int idx[16], out int msum[3])
 {
-    int q = QUAL;
-    int nparts = q == Q_FAST ? 1 : (q == Q_NORMAL ? 2 : (q == Q_HIGH ? 3 : 5));
-    int recenter = q == Q_FAST ? 0 : (q == Q_MAX ? 3 : 1);
-    int idx[16];
     int n = 0;
-    int msum[3] = int[3](0, 0, 0);
+    msum = int[3](0, 0, 0);
     for (int p = 0; p < 16; p++)
         if (OPQ[p]) {
             idx[n++] = p;
             for (int ch = 0; ch < 3; ch++) msum[ch] += C[p][ch];
         }
-    if (n == 0) return;
+    return n;
+}
+
+// idx[0..n-1] (n > 0) ordered by their projection on the principal axis through their mean (stable insertion sort)
+void sort_on_axis(inout int idx[16], int n, int msum[3])
+{
     double mean[3];
     for (int ch = 0; ch < 3; ch++) mean[ch] = div_rn(double(msum[ch]), double(n));
     double axis[3];
@@ -457,25 +459,36 @@ void th_search(inout Sol best)
         proj[j] = pv;
         idx[j] = pi;
     }
-    uint pmask[16];
+}
+
+// the weighted squared error of the pixels idx[0..n-1] around the means of mask's two groups
+double split_sse(uint mask, int idx[16], int n)
+{
+    double ma[3], mb[3];
+    group_means(mask, ma, mb);
+    precise double sse = 0.0LF;
+    for (int i = 0; i < n; i++) {
+        int p = idx[i];
+        bool g = ((mask >> p) & 1u) != 0u;
+        for (int ch = 0; ch < 3; ch++) {
+            precise double dv = double(C[p][ch]) - (g ? mb[ch] : ma[ch]);
+            sse += dmul(dmul(double(W[ch]), dv), dv);
+        }
+    }
+    return sse;
+}
+
+// the splits of the sorted order (group B = idx[s..n-1]; n == 1: the one split, group B empty), stably sorted by
+// split_sse; returns their count
+int ranked_splits(int idx[16], int n, out uint pmask[16])
+{
     double psse[16];
     int np = 0;
     for (int s = 1; s < n || (n == 1 && s == 1); s++) {
         uint mask = 0u;
         for (int i = s; i < n; i++) mask |= 1u << idx[i];
-        double ma[3], mb[3];
-        group_means(mask, ma, mb);
-        precise double sse = 0.0LF;
-        for (int i = 0; i < n; i++) {
-            int p = idx[i];
-            bool g = ((mask >> p) & 1u) != 0u;
-            for (int ch = 0; ch < 3; ch++) {
-                precise double dv = double(C[p][ch]) - (g ? mb[ch] : ma[ch]);
-                sse += dmul(dmul(double(W[ch]), dv), dv);
-            }
-        }
         pmask[np] = mask;
-        psse[np] = sse;
+        psse[np] = split_sse(mask, idx, n);
         np++;
         if (n == 1) break;
     }
@@ -491,6 +504,22 @@ void th_search(inout Sol best)
         pmask[j] = tm;
         psse[j] = ts;
     }
+    return np;
+}
+
+// kiln__etc2_th_search; best.err is the error to beat, best.mode MODE_NONE until a T / H solution is taken
+void th_search(inout Sol best)
+{
+    int q = QUAL;
+    int nparts = q == Q_FAST ? 1 : (q == Q_NORMAL ? 2 : (q == Q_HIGH ? 3 : 5));
+    int recenter = q == Q_FAST ? 0 : (q == Q_MAX ? 3 : 1);
+    int idx[16];
+    int msum[3];
+    int n = opaque_pixels(idx, msum);
+    if (n == 0) return;
+    sort_on_axis(idx, n, msum);
+    uint pmask[16];
+    int np = ranked_splits(idx, n, pmask);
     uint tried[8];
     int ntried = 0;
     int limit = min(nparts, np);
@@ -732,69 +761,12 @@ uvec4 th_parts()
     int q = QUAL;
     int nparts = q == Q_FAST ? 1 : (q == Q_NORMAL ? 2 : (q == Q_HIGH ? 3 : 5));
     int idx[16];
-    int n = 0;
-    int msum[3] = int[3](0, 0, 0);
-    for (int p = 0; p < 16; p++)
-        if (OPQ[p]) {
-            idx[n++] = p;
-            for (int ch = 0; ch < 3; ch++) msum[ch] += C[p][ch];
-        }
+    int msum[3];
+    int n = opaque_pixels(idx, msum);
     if (n == 0) return uvec4(0u);
-    double mean[3];
-    for (int ch = 0; ch < 3; ch++) mean[ch] = div_rn(double(msum[ch]), double(n));
-    double axis[3];
-    principal_axis(mean, axis);
-    precise double proj[16];
-    for (int i = 0; i < n; i++) {
-        int p = idx[i];
-        precise double d0 = double(C[p][0]) - mean[0], d1 = double(C[p][1]) - mean[1], d2 = double(C[p][2]) - mean[2];
-        proj[i] = (dmul(d0, axis[0]) + dmul(d1, axis[1])) + dmul(d2, axis[2]);
-    }
-    for (int i = 1; i < n; i++) {
-        double pv = proj[i];
-        int pi = idx[i], j = i;
-        while (j > 0 && proj[j - 1] > pv) {
-            proj[j] = proj[j - 1];
-            idx[j] = idx[j - 1];
-            j--;
-        }
-        proj[j] = pv;
-        idx[j] = pi;
-    }
+    sort_on_axis(idx, n, msum);
     uint pmask[16];
-    double psse[16];
-    int np = 0;
-    for (int s = 1; s < n || (n == 1 && s == 1); s++) {
-        uint mask = 0u;
-        for (int i = s; i < n; i++) mask |= 1u << idx[i];
-        double ma[3], mb[3];
-        group_means(mask, ma, mb);
-        precise double sse = 0.0LF;
-        for (int i = 0; i < n; i++) {
-            int p = idx[i];
-            bool g = ((mask >> p) & 1u) != 0u;
-            for (int ch = 0; ch < 3; ch++) {
-                precise double dv = double(C[p][ch]) - (g ? mb[ch] : ma[ch]);
-                sse += dmul(dmul(double(W[ch]), dv), dv);
-            }
-        }
-        pmask[np] = mask;
-        psse[np] = sse;
-        np++;
-        if (n == 1) break;
-    }
-    for (int i = 1; i < np; i++) {
-        uint tm = pmask[i];
-        double ts = psse[i];
-        int j = i;
-        while (j > 0 && psse[j - 1] > ts) {
-            pmask[j] = pmask[j - 1];
-            psse[j] = psse[j - 1];
-            j--;
-        }
-        pmask[j] = tm;
-        psse[j] = ts;
-    }
+    int np = ranked_splits(idx, n, pmask);
     int limit = min(nparts, np);
     uvec4 r = uvec4(0u, 0u, 0u, uint(limit + 1));
     for (int k = 0; k < limit + 1; k++) {
@@ -815,53 +787,17 @@ void th_search_lanes(bool live, uint lane, uint slot, uint blk, inout Sol best)
     int recenter = q == Q_FAST ? 0 : (q == Q_MAX ? 3 : 1);
     const int L = int(LANES);
     int idx[16];
-    int n = 0;
-    int msum[3] = int[3](0, 0, 0);
-    for (int p = 0; p < 16; p++)
-        if (OPQ[p]) {
-            idx[n++] = p;
-            for (int ch = 0; ch < 3; ch++) msum[ch] += C[p][ch];
-        }
+    int msum[3];
+    int n = opaque_pixels(idx, msum);
     const bool go = live && n > 0;
     const int np = n <= 1 ? 1 : n - 1;
     if (go && PREP == 0u) {
-        double mean[3];
-        for (int ch = 0; ch < 3; ch++) mean[ch] = div_rn(double(msum[ch]), double(n));
-        double axis[3];
-        principal_axis(mean, axis);
-        precise double proj[16];
-        for (int i = 0; i < n; i++) {
-            int p = idx[i];
-            precise double d0 = double(C[p][0]) - mean[0], d1 = double(C[p][1]) - mean[1], d2 = double(C[p][2]) - mean[2];
-            proj[i] = (dmul(d0, axis[0]) + dmul(d1, axis[1])) + dmul(d2, axis[2]);
-        }
-        for (int i = 1; i < n; i++) {
-            double pv = proj[i];
-            int pi = idx[i], j = i;
-            while (j > 0 && proj[j - 1] > pv) {
-                proj[j] = proj[j - 1];
-                idx[j] = idx[j - 1];
-                j--;
-            }
-            proj[j] = pv;
-            idx[j] = pi;
-        }
+        sort_on_axis(idx, n, msum);
         // this lane's split points s (group B = idx[s..n-1]; n == 1: the one split s = 1, group B empty)
         for (int s = 1 + int(lane); s <= np; s += L) {
             uint mask = 0u;
             for (int i = s; i < n; i++) mask |= 1u << idx[i];
-            double ma[3], mb[3];
-            group_means(mask, ma, mb);
-            precise double sse = 0.0LF;
-            for (int i = 0; i < n; i++) {
-                int p = idx[i];
-                bool g = ((mask >> p) & 1u) != 0u;
-                for (int ch = 0; ch < 3; ch++) {
-                    precise double dv = double(C[p][ch]) - (g ? mb[ch] : ma[ch]);
-                    sse += dmul(dmul(double(W[ch]), dv), dv);
-                }
-            }
-            s_sse[slot * 16u + uint(s - 1)] = sse;
+            s_sse[slot * 16u + uint(s - 1)] = split_sse(mask, idx, n);
         }
     }
     if (PREP == 0u) sync_shared(); // uniform: a specialisation constant
