@@ -478,6 +478,51 @@ double split_sse(uint mask, int idx[16], int n)
     return sse;
 }
 
+// pmask[0..np-1] stably sorted by psse (insertion sort)
+void sort_splits(inout uint pmask[16], inout double psse[16], int np)
+{
+    for (int i = 1; i < np; i++) {
+        uint tm = pmask[i];
+        double ts = psse[i];
+        int j = i;
+        while (j > 0 && psse[j - 1] > ts) {
+            pmask[j] = pmask[j - 1];
+            psse[j] = psse[j - 1];
+            j--;
+        }
+        pmask[j] = tm;
+        psse[j] = ts;
+    }
+}
+
+// kiln__etc2_th_search's evaluation of one partition: T / H from the quantised group means, then up to
+// `recenter` re-centring passes while they lower the error
+Sol eval_partition(uint mask, int recenter)
+{
+    double ma[3], mb[3];
+    group_means(mask, ma, mb);
+    ivec3 a, b;
+    for (int ch = 0; ch < 3; ch++) {
+        a[ch] = quant4(ma[ch]);
+        b[ch] = quant4(mb[ch]);
+    }
+    Sol local;
+    local.mode = MODE_NONE;
+    local.c0 = ivec3(0);
+    local.c1 = ivec3(0);
+    local.di = 0;
+    local.err = 0xFFFFFFFFu;
+    eval_set(0, a, b, local);
+    for (int r = 0; r < recenter && local.err > 0u && local.mode != MODE_NONE; r++) {
+        uint before = local.err;
+        ivec3 na, nb;
+        th_recenter(local, na, nb);
+        eval_set(local.mode, na, nb, local);
+        if (local.err >= before) break;
+    }
+    return local;
+}
+
 // the splits of the sorted order (group B = idx[s..n-1]; n == 1: the one split, group B empty), stably sorted by
 // split_sse; returns their count
 int ranked_splits(int idx[16], int n, out uint pmask[16])
@@ -492,18 +537,7 @@ int ranked_splits(int idx[16], int n, out uint pmask[16])
         np++;
         if (n == 1) break;
     }
-    for (int i = 1; i < np; i++) {
-        uint tm = pmask[i];
-        double ts = psse[i];
-        int j = i;
-        while (j > 0 && psse[j - 1] > ts) {
-            pmask[j] = pmask[j - 1];
-            psse[j] = psse[j - 1];
-            j--;
-        }
-        pmask[j] = tm;
-        psse[j] = ts;
-    }
+    sort_splits(pmask, psse, np);
     return np;
 }
 
@@ -531,27 +565,7 @@ void th_search(inout Sol best)
         for (int i = 0; i < ntried; i++) dup = dup || tried[i] == mask;
         if (dup) continue;
         tried[ntried++] = mask;
-        double ma[3], mb[3];
-        group_means(mask, ma, mb);
-        ivec3 a, b;
-        for (int ch = 0; ch < 3; ch++) {
-            a[ch] = quant4(ma[ch]);
-            b[ch] = quant4(mb[ch]);
-        }
-        Sol local;
-        local.mode = MODE_NONE;
-        local.c0 = ivec3(0);
-        local.c1 = ivec3(0);
-        local.di = 0;
-        local.err = 0xFFFFFFFFu;
-        eval_set(0, a, b, local);
-        for (int r = 0; r < recenter && local.err > 0u && local.mode != MODE_NONE; r++) {
-            uint before = local.err;
-            ivec3 na, nb;
-            th_recenter(local, na, nb);
-            eval_set(local.mode, na, nb, local);
-            if (local.err >= before) break;
-        }
+        Sol local = eval_partition(mask, recenter);
         if (local.err < best.err && local.mode != MODE_NONE) best = local;
     }
     if (q == Q_MAX && best.mode != MODE_NONE && best.err > 0u) {
@@ -814,27 +828,7 @@ void th_search_lanes(bool live, uint lane, uint slot, uint blk, inout Sol best)
         for (int k = int(lane); k < cnt; k += L) {
             if (((pw.w >> (8 + k)) & 1u) != 0u) continue;
             uint mask = (pw[k >> 1] >> (16 * (k & 1))) & 0xFFFFu;
-            double ma[3], mb[3];
-            group_means(mask, ma, mb);
-            ivec3 a, b;
-            for (int ch = 0; ch < 3; ch++) {
-                a[ch] = quant4(ma[ch]);
-                b[ch] = quant4(mb[ch]);
-            }
-            Sol local;
-            local.mode = MODE_NONE;
-            local.c0 = ivec3(0);
-            local.c1 = ivec3(0);
-            local.di = 0;
-            local.err = 0xFFFFFFFFu;
-            eval_set(0, a, b, local);
-            for (int r = 0; r < recenter && local.err > 0u && local.mode != MODE_NONE; r++) {
-                uint before = local.err;
-                ivec3 na, nb;
-                th_recenter(local, na, nb);
-                eval_set(local.mode, na, nb, local);
-                if (local.err >= before) break;
-            }
+            Sol local = eval_partition(mask, recenter);
             if (local.mode != MODE_NONE && local.err < lbest.err) {
                 lbest = local;
                 lord = uint(k);
@@ -850,45 +844,14 @@ void th_search_lanes(bool live, uint lane, uint slot, uint blk, inout Sol best)
             pmask[i] = m;
             psse[i] = s_sse[slot * 16u + uint(i)];
         }
-        for (int i = 1; i < np; i++) {
-            uint tm = pmask[i];
-            double ts = psse[i];
-            int j = i;
-            while (j > 0 && psse[j - 1] > ts) {
-                pmask[j] = pmask[j - 1];
-                psse[j] = psse[j - 1];
-                j--;
-            }
-            pmask[j] = tm;
-            psse[j] = ts;
-        }
+        sort_splits(pmask, psse, np);
         int limit = min(nparts, np);
         for (int k = int(lane); k < limit + 1; k += L) {
             uint mask = k < limit ? pmask[k] : lloyd(pmask[0], q == Q_FAST ? 2 : 6);
             bool dup = false;
             for (int i = 0; i < k; i++) dup = dup || pmask[i] == mask; // i < limit: the earlier partitions
             if (dup) continue;
-            double ma[3], mb[3];
-            group_means(mask, ma, mb);
-            ivec3 a, b;
-            for (int ch = 0; ch < 3; ch++) {
-                a[ch] = quant4(ma[ch]);
-                b[ch] = quant4(mb[ch]);
-            }
-            Sol local;
-            local.mode = MODE_NONE;
-            local.c0 = ivec3(0);
-            local.c1 = ivec3(0);
-            local.di = 0;
-            local.err = 0xFFFFFFFFu;
-            eval_set(0, a, b, local);
-            for (int r = 0; r < recenter && local.err > 0u && local.mode != MODE_NONE; r++) {
-                uint before = local.err;
-                ivec3 na, nb;
-                th_recenter(local, na, nb);
-                eval_set(local.mode, na, nb, local);
-                if (local.err >= before) break;
-            }
+            Sol local = eval_partition(mask, recenter);
             if (local.mode != MODE_NONE && local.err < lbest.err) {
                 lbest = local;
                 lord = uint(k);
