@@ -15,7 +15,8 @@
  *   - kernel: Vulkan timestamps summed over the batch's images, min and median over the runs, Gpix/s
  *     from the min. "ring" rows (kiln_encode_batch takes the pipelined, overlapped encoder): the batch's
  *     own kiln_last_gpu_ms (summed over its jobs); "sync" rows (image by image: upload, encode, download,
- *     wait): an extra pass of kiln_encode_image per image on a VULKAN context, whose wall is "1-by-1".
+ *     wait): the batch's kiln_last_gpu_ms too (summed over its images), and an extra pass of
+ *     kiln_encode_image per image on a VULKAN context, whose wall is "1-by-1".
  *     Blocks a GPU encoder hands back to the CPU (ETC2 fast's T/H blocks, ...) are not in it;
  *   - batch: wall of kiln_encode_batch (the images in memory, the outputs in memory), min and median;
  *     f2f: batch plus writing every output (raw blocks) to a file in --tmp, median; Mpix/s from f2f;
@@ -148,7 +149,7 @@ static void gpu_row(kiln_context *gpu, kiln_context *cpu, const settings *s, con
     char fpath[1024];
     for (int r = 0; r < runs && st == KILN_OK; r++) {
         double t0 = 0.0, t1 = 0.0, k = 0.0;
-        if (!ring) { /* kiln_encode_batch's kiln_last_gpu_ms is its last image's: sum kiln_encode_image's */
+        if (!ring) { /* the 1-by-1 wall: kiln_encode_image per image (its kernel sum checks the batch's) */
             t0 = now_ms();
             for (uint32_t i = 0; i < n && st == KILN_OK; i++) {
                 st = kiln_encode_image(gpu, &imgs[i], ep, buf, bytes);
@@ -163,7 +164,8 @@ static void gpu_row(kiln_context *gpu, kiln_context *cpu, const settings *s, con
         st = kiln_encode_batch(gpu, imgs, n, ep, 1, 0, out);
         t1 = now_ms();
         if (st != KILN_OK) break;
-        kt[r] = ring ? kiln_last_gpu_ms(gpu) : k; /* the ring: summed over its jobs */
+        /* kiln_encode_batch's kiln_last_gpu_ms: summed over its jobs (ring) or images (sync; helper syncbatch) */
+        kt[r] = kiln_last_gpu_ms(gpu) >= 0.0 ? kiln_last_gpu_ms(gpu) : k;
         for (uint32_t i = 0; i < n; i++) {
             size_t size = 0;
             const uint8_t *d = kiln_texture_image(&out[i], 0, 0, 0, &size);

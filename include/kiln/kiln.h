@@ -475,7 +475,8 @@ KILN_API kiln_backend kiln_context_backend(kiln_context *ctx);
 KILN_API const kiln_gpu_info *kiln_context_gpu(kiln_context *ctx); /* NULL on the CPU */
 
 /* Time of the last GPU dispatch of a decode/encode in milliseconds from timestamp queries (kernel
- * only), or a negative value when the last call ran on the CPU. */
+ * only), or a negative value when the last call ran on the CPU. After kiln_encode_batch: the kernel
+ * time summed over all of the batch's GPU work (every image and format), negative when none ran there. */
 KILN_API double kiln_last_gpu_ms(const kiln_context *ctx);
 
 /* ---------------------------------------------------------------- flames ---------------------- */

@@ -547,6 +547,10 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
             fprintf(stderr, "kiln: batch of %u images split: %u on the GPU, %u on the CPU\n", count,
                     atomic_load(&b->gpu_images), count - atomic_load(&b->gpu_images));
     }
+    /* kiln_last_gpu_ms after the batch: the kernel ms summed over all of its GPU work (the ring's jobs
+     * and every image of the formats below that ran on the GPU); negative when none ran there */
+    double gpu_sum = -1.0;
+    if (st == KILN_OK && b && b->nring) gpu_sum = ctx->last_gpu_ms;
     /* everything else: image by image, as kiln_encode does */
     for (uint32_t f = 0; f < nformats && st == KILN_OK; f++) {
         int ringed = 0;
@@ -555,7 +559,9 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
         for (uint32_t i = 0; i < count && st == KILN_OK; i++) {
             size_t size = 0;
             uint8_t *dst = kiln_texture_image(&out[(size_t)i * nformats + f], 0, 0, 0, &size);
+            ctx->last_gpu_ms = -1.0;
             st = encode_into(ctx, &images[i], &params[f], fis[f], fns[f], dst, 0.0f, 1.0f);
+            if (st == KILN_OK && ctx->last_gpu_ms >= 0.0) gpu_sum = (gpu_sum < 0.0 ? 0.0 : gpu_sum) + ctx->last_gpu_ms;
             if (st == KILN_ERR_UNSUPPORTED && b && b->cpu) { /* split: no GPU encoder, so the CPU side's */
                 kiln__clear_error(ctx);
                 st = encode_into(b->cpu, &images[i], &params[f], fis[f], fns[f], dst, 0.0f, 1.0f);
@@ -567,6 +573,7 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
         if (b->cpu) kiln_context_free(b->cpu);
         free(b);
     }
+    if (st == KILN_OK) ctx->last_gpu_ms = gpu_sum;
     if (st != KILN_OK)
         for (size_t t = 0; t < ntex; t++) kiln_texture_free(&out[t]);
     return st;

@@ -149,6 +149,43 @@ static void cpu_job(const eac_job *j, uint32_t bx, uint32_t block, int ch, int q
     kiln__eac_encode_channel(&tg, quality, dither, out);
 }
 
+/* ---------------------------------------------------------------- pass buffers */
+
+/* The synchronous passes' input and output buffers (helper syncbatch): the device's scratch pair
+ * gpu->dec_in / dec_out (the decoders' too; kiln_vk_io_ensure grows them, vk_device.c frees them with
+ * the device), so consecutive images (kiln_encode_batch's image-by-image formats, mip levels) do not
+ * create, map and free 2 to 6 Vulkan buffers each. Every pass writes all the words it reads back, so
+ * what an earlier pass left in them never shows. KILN_GPU_SYNC_SCRATCH=0 in the environment: fresh
+ * buffers per pass, as before (bench/gpu_batch_rows A/B). */
+typedef struct pass_io {
+    kiln_vk_io own; /* the per-pass buffers (KILN_GPU_SYNC_SCRATCH=0) */
+    kiln_vk_io *io; /* &own or the device's scratch */
+} pass_io;
+
+static kiln_status pass_io_get(kiln_context *ctx, kiln_gpu *gpu, VkDeviceSize size, int output, pass_io *p)
+{
+    memset(p, 0, sizeof *p);
+    const char *e = getenv("KILN_GPU_SYNC_SCRATCH");
+    if (e && e[0] == '0') {
+        p->io = &p->own;
+        return kiln_vk_io_create(ctx, gpu, size, output, &p->own);
+    }
+    kiln_vk_io **slot = output ? &gpu->dec_out : &gpu->dec_in;
+    if (!*slot) {
+        *slot = kiln__calloc(ctx, 1, sizeof **slot);
+        if (!*slot) return KILN_ERR_OUT_OF_MEMORY;
+    }
+    KILN_TRY(kiln_vk_io_ensure(ctx, gpu, size, output, *slot));
+    p->io = *slot;
+    return KILN_OK;
+}
+
+static void pass_io_put(kiln_gpu *gpu, pass_io *p)
+{
+    if (p->io == &p->own) kiln_vk_io_destroy(gpu, &p->own);
+    p->io = NULL;
+}
+
 /* ---------------------------------------------------------------- the EAC pass */
 
 static kiln_status check_int64(kiln_context *ctx, kiln_gpu *gpu)
@@ -217,34 +254,37 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
         KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &dd, &dpipe));
     }
 
-    kiln_vk_io in, out, flags;
-    memset(&in, 0, sizeof in);
-    memset(&out, 0, sizeof out);
-    memset(&flags, 0, sizeof flags);
+    /* the blocks and the flags share one output buffer: the flags from foff */
+    uint64_t align = gpu->props.limits.minStorageBufferOffsetAlignment;
+    if (align < 4) align = 4;
+    const uint64_t foff = (out_bytes + align - 1) / align * align;
+    pass_io pin, pout;
+    memset(&pin, 0, sizeof pin);
+    memset(&pout, 0, sizeof pout);
     kiln_vk_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
     eac_job job = {img, kind, nch, ch0, (fi->flags & KILN_FF_SIGNED) && img->type != KILN_PIXEL_F32, NULL};
-    kiln_status st = kiln_vk_io_create(ctx, gpu, in_bytes, 0, &in);
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, out_bytes, 1, &out);
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, flag_bytes, 1, &flags);
+    kiln_status st = pass_io_get(ctx, gpu, in_bytes, 0, &pin);
+    if (st == KILN_OK) st = pass_io_get(ctx, gpu, foff + flag_bytes, 1, &pout);
+    kiln_vk_io *in = pin.io, *out = pout.io;
     if (st == KILN_OK) {
         if (inmode == 0) {
-            memcpy(kiln_vk_io_map(&in), img->pixels, (size_t)in_bytes);
+            memcpy(kiln_vk_io_map(in), img->pixels, (size_t)in_bytes);
         } else {
-            job.targets = kiln_vk_io_map(&in);
+            job.targets = kiln_vk_io_map(in);
             st = kiln__parallel_for(ctx, h, 16, targets_rows, &job);
         }
     }
-    if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, in.direct ? &in.dev : &in.staging);
+    if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, in->direct ? &in->dev : &in->staging);
     if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, dither ? 2 : 1, &cmd);
     double ms = 0.0;
     if (st == KILN_OK) {
-        kiln_vk_cmd_upload(&cmd, &in, in_bytes);
+        kiln_vk_cmd_upload(&cmd, in, in_bytes);
         kiln_vk_cmd_timestamp(&cmd, 0);
         uint32_t push[9] = {w, h, bx, (uint32_t)njobs, (uint32_t)nch, (uint32_t)ch0, out_stride, out_off, (uint32_t)params->quality};
-        kiln_vk_binding b[3] = {{.buffer = in.dev.buffer, .range = in_bytes},
-                                {.buffer = out.dev.buffer, .range = out_bytes},
-                                {.buffer = flags.dev.buffer, .range = flag_bytes}};
+        kiln_vk_binding b[3] = {{.buffer = in->dev.buffer, .range = in_bytes},
+                                {.buffer = out->dev.buffer, .range = out_bytes},
+                                {.buffer = out->dev.buffer, .offset = foff, .range = flag_bytes}};
         /* kiln: 16 invocations per job (4 jobs per workgroup); seed: 256 per job */
         st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, njobs * (seed ? 256u : 16u));
         if (st == KILN_OK && dither) {
@@ -252,15 +292,13 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
             st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, dpipe, b, push, njobs);
         }
         kiln_vk_cmd_timestamp(&cmd, 1);
-        kiln_vk_cmd_download(&cmd, &out, out_bytes);
-        kiln_vk_cmd_download(&cmd, &flags, flag_bytes);
+        kiln_vk_cmd_download(&cmd, out, foff + flag_bytes);
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
     }
     kiln_vk_cmd_free(&cmd);
-    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out.direct ? &out.dev : &out.staging);
-    if (st == KILN_OK && !seed) st = kiln_vk_buffer_invalidate(ctx, gpu, flags.direct ? &flags.dev : &flags.staging);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out->direct ? &out->dev : &out->staging);
     if (st == KILN_OK) {
-        const uint32_t *o = kiln_vk_io_map(&out);
+        const uint32_t *o = kiln_vk_io_map(out);
         /* only this pass's words: other passes (ETC2 RGBA colour) own the rest of each block */
         if (out_stride == 2u * (uint32_t)nch && out_off == 0) {
             memcpy(dst, o, (size_t)out_bytes);
@@ -269,16 +307,15 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
                 memcpy(dst + (i * out_stride + out_off) * 4, o + i * out_stride + out_off, 8u * (size_t)nch);
         }
         if (!seed) {
-            const uint32_t *fl = kiln_vk_io_map(&flags);
+            const uint32_t *fl = (const uint32_t *)((const uint8_t *)kiln_vk_io_map(out) + foff);
             for (uint64_t jn = 0; jn < njobs; jn++)
                 if (fl[jn])
                     cpu_job(&job, bx, (uint32_t)(jn / (uint64_t)nch), (int)(jn % (uint64_t)nch), params->quality, params->dither,
                             dst + ((jn / (uint64_t)nch) * out_stride + out_off + 2 * (jn % (uint64_t)nch)) * 4);
         }
     }
-    kiln_vk_io_destroy(gpu, &in);
-    kiln_vk_io_destroy(gpu, &out);
-    kiln_vk_io_destroy(gpu, &flags);
+    pass_io_put(gpu, &pin);
+    pass_io_put(gpu, &pout);
     if (st == KILN_OK) *ms_out = ms;
     return st;
 }
@@ -399,18 +436,21 @@ static kiln_status etc1_pass(kiln_context *ctx, const kiln_image *img, const kil
     };
     KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
 
-    kiln_vk_io in, out;
-    memset(&in, 0, sizeof in);
-    memset(&out, 0, sizeof out);
+    pass_io pin, pout;
+    kiln_vk_io *in = NULL, *out = NULL;
+    memset(&pin, 0, sizeof pin);
+    memset(&pout, 0, sizeof pout);
     kiln_vk_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
     /* ETC2 re-encodes flagged blocks from the RGBA8 words: a host copy, never the (maybe uncached) mapping */
     uint8_t *host8 = NULL;
-    kiln_status st = kiln_vk_io_create(ctx, gpu, in_bytes, 0, &in);
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, out_bytes, 1, &out);
+    kiln_status st = pass_io_get(ctx, gpu, in_bytes, 0, &pin);
+    if (st == KILN_OK) st = pass_io_get(ctx, gpu, out_bytes, 1, &pout);
+    in = pin.io;
+    out = pout.io;
     if (st == KILN_OK) {
         if (img->type == KILN_PIXEL_U8) {
-            memcpy(kiln_vk_io_map(&in), img->pixels, (size_t)in_bytes);
+            memcpy(kiln_vk_io_map(in), img->pixels, (size_t)in_bytes);
         } else if (etc2) {
             host8 = malloc((size_t)in_bytes);
             if (!host8)
@@ -418,17 +458,17 @@ static kiln_status etc1_pass(kiln_context *ctx, const kiln_image *img, const kil
                                 fi->name, (unsigned long long)in_bytes);
             rgba8_job job = {img, host8};
             if (st == KILN_OK) st = kiln__parallel_for(ctx, h, 16, rgba8_rows, &job);
-            if (st == KILN_OK) memcpy(kiln_vk_io_map(&in), host8, (size_t)in_bytes);
+            if (st == KILN_OK) memcpy(kiln_vk_io_map(in), host8, (size_t)in_bytes);
         } else {
-            rgba8_job job = {img, kiln_vk_io_map(&in)};
+            rgba8_job job = {img, kiln_vk_io_map(in)};
             st = kiln__parallel_for(ctx, h, 16, rgba8_rows, &job);
         }
     }
-    if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, in.direct ? &in.dev : &in.staging);
+    if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, in->direct ? &in->dev : &in->staging);
     if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 1, &cmd);
     double ms = 0.0;
     if (st == KILN_OK) {
-        kiln_vk_cmd_upload(&cmd, &in, in_bytes);
+        kiln_vk_cmd_upload(&cmd, in, in_bytes);
         kiln_vk_cmd_timestamp(&cmd, 0);
         uint32_t push[9] = {w, h, bx, (uint32_t)nblocks, (uint32_t)params->quality, 0, 0, 0, 0};
         if (!seed) { /* kiln: the channel weights, then the quality */
@@ -439,16 +479,16 @@ static kiln_status etc1_pass(kiln_context *ctx, const kiln_image *img, const kil
             push[7] = search ? (uint32_t)params->quality
                              : ETC_FAST_TH_ERR * 16u * (push[4] + push[5] + push[6]) / 3u;
         }
-        kiln_vk_binding b[2] = {{.buffer = in.dev.buffer, .range = in_bytes}, {.buffer = out.dev.buffer, .range = out_bytes}};
+        kiln_vk_binding b[2] = {{.buffer = in->dev.buffer, .range = in_bytes}, {.buffer = out->dev.buffer, .range = out_bytes}};
         st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, (nblocks + per_group - 1u) / per_group * 64u);
         kiln_vk_cmd_timestamp(&cmd, 1);
-        kiln_vk_cmd_download(&cmd, &out, out_bytes);
+        kiln_vk_cmd_download(&cmd, out, out_bytes);
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
     }
     kiln_vk_cmd_free(&cmd);
-    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out.direct ? &out.dev : &out.staging);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out->direct ? &out->dev : &out->staging);
     if (st == KILN_OK) {
-        const uint8_t *o = kiln_vk_io_map(&out);
+        const uint8_t *o = kiln_vk_io_map(out);
         memcpy(dst, o, (size_t)nblocks * 8u);
         if (etc2) {
             /* the flagged blocks (T / H) on the CPU, over the context's threads */
@@ -458,8 +498,8 @@ static kiln_status etc1_pass(kiln_context *ctx, const kiln_image *img, const kil
         }
     }
     free(host8);
-    kiln_vk_io_destroy(gpu, &in);
-    kiln_vk_io_destroy(gpu, &out);
+    pass_io_put(gpu, &pin);
+    pass_io_put(gpu, &pout);
     if (st == KILN_OK) *ms_out = ms;
     return st;
 }
@@ -551,9 +591,10 @@ static kiln_status etc2_colour_pass(kiln_context *ctx, const kiln_image *img, co
     KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &de, &pe));
     KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &dp, &pp));
 
-    kiln_vk_io in, state;
-    memset(&in, 0, sizeof in);
-    memset(&state, 0, sizeof state);
+    pass_io pin, pstate;
+    kiln_vk_io *in = NULL, *state = NULL;
+    memset(&pin, 0, sizeof pin);
+    memset(&pstate, 0, sizeof pstate);
     kiln_vk_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
     uint8_t *host8 = NULL;
@@ -576,11 +617,13 @@ static kiln_status etc2_colour_pass(kiln_context *ctx, const kiln_image *img, co
             st = kiln__fail(ctx, KILN_ERR_OUT_OF_MEMORY, "GPU %s encode: no memory for %llu block states", fi->name,
                             (unsigned long long)nblocks);
     }
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, in_bytes, 0, &in);
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, state_bytes, 1, &state);
+    if (st == KILN_OK) st = pass_io_get(ctx, gpu, in_bytes, 0, &pin);
+    if (st == KILN_OK) st = pass_io_get(ctx, gpu, state_bytes, 1, &pstate);
+    in = pin.io;
+    state = pstate.io;
     if (st == KILN_OK) {
-        memcpy(kiln_vk_io_map(&in), px, (size_t)in_bytes);
-        st = kiln_vk_buffer_flush(ctx, gpu, in.direct ? &in.dev : &in.staging);
+        memcpy(kiln_vk_io_map(in), px, (size_t)in_bytes);
+        st = kiln_vk_buffer_flush(ctx, gpu, in->direct ? &in->dev : &in->staging);
     }
     if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 2, &cmd);
     double ms = 0.0;
@@ -591,8 +634,8 @@ static kiln_status etc2_colour_pass(kiln_context *ctx, const kiln_image *img, co
                                    (uint32_t)params->alpha_threshold, 0};
         const uint32_t push_p[10] = {w, h, bx, (uint32_t)nblocks, pw[0], pw[1], pw[2], (uint32_t)params->quality,
                                      (uint32_t)a1, (uint32_t)params->alpha_threshold};
-        kiln_vk_binding b[2] = {{.buffer = in.dev.buffer, .range = in_bytes}, {.buffer = state.dev.buffer, .range = state_bytes}};
-        kiln_vk_cmd_upload(&cmd, &in, in_bytes);
+        kiln_vk_binding b[2] = {{.buffer = in->dev.buffer, .range = in_bytes}, {.buffer = state->dev.buffer, .range = state_bytes}};
+        kiln_vk_cmd_upload(&cmd, in, in_bytes);
         kiln_vk_cmd_timestamp(&cmd, 0);
         /* enc_etc1_q: 8 invocations per block; enc_etc2_planar: 4 */
         st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pe, b, push, (nblocks + 7u) / 8u * 64u);
@@ -601,14 +644,14 @@ static kiln_status etc2_colour_pass(kiln_context *ctx, const kiln_image *img, co
             st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pp, b, push_p, (nblocks + 15u) / 16u * 64u);
         }
         kiln_vk_cmd_timestamp(&cmd, 1);
-        kiln_vk_cmd_download(&cmd, &state, state_bytes);
+        kiln_vk_cmd_download(&cmd, state, state_bytes);
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
     }
     kiln_vk_cmd_free(&cmd);
-    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, state.direct ? &state.dev : &state.staging);
-    if (st == KILN_OK) memcpy(blocks, kiln_vk_io_map(&state), (size_t)state_bytes);
-    kiln_vk_io_destroy(gpu, &in);
-    kiln_vk_io_destroy(gpu, &state);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, state->direct ? &state->dev : &state->staging);
+    if (st == KILN_OK) memcpy(blocks, kiln_vk_io_map(state), (size_t)state_bytes);
+    pass_io_put(gpu, &pin);
+    pass_io_put(gpu, &pstate);
     /* T / H: on the GPU when gpu_etc2_th.c is built and takes the request, else on the host */
     int th_done = 0;
 #if defined(__has_include)
