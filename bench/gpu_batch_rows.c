@@ -274,19 +274,8 @@ int main(int argc, char **argv)
     s.cpu_count = cpu_count < 0 ? (s.count < 16 ? s.count : 16u) : (uint32_t)cpu_count;
     if (!s.tmpdir) s.tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
-    kiln_context_params p;
-    kiln_context_params_init(&p);
-    p.backend = KILN_BACKEND_VULKAN;
-    p.device_index = device;
-    p.threads = (uint32_t)threads;
     kiln_context *gpu = NULL, *cpu = NULL;
-    if (kiln_context_create(&p, &gpu) != KILN_OK) {
-        fprintf(stderr, "gpu_batch_rows: no context\n");
-        return 1;
-    }
-    p.backend = KILN_BACKEND_CPU;
-    p.device_index = -1;
-    if (kiln_context_create(&p, &cpu) != KILN_OK) return 1;
+    if (!open_contexts("gpu_batch_rows", device, threads, &gpu, &cpu)) return 1;
     const kiln_gpu_info *info = kiln_context_gpu(gpu);
     if (!info) {
         fprintf(stderr, "gpu_batch_rows: %s\n", kiln_last_error(gpu)[0] ? kiln_last_error(gpu) : "no Vulkan device");

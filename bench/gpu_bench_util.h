@@ -165,4 +165,30 @@ static inline kiln_quality parse_quality(const char *s)
     return (kiln_quality)-1;
 }
 
+/* A Vulkan context (device `device`, `threads` CPU threads) and a CPU one with the same threads; prints why on
+ * failure (name: the bench) and returns 0, else 1. */
+static inline int open_contexts(const char *name, int device, int threads, kiln_context **gpu, kiln_context **cpu)
+{
+    kiln_context_params p;
+    kiln_context_params_init(&p);
+    p.backend = KILN_BACKEND_VULKAN;
+    p.device_index = device;
+    p.threads = (uint32_t)threads;
+    *gpu = NULL;
+    *cpu = NULL;
+    if (kiln_context_create(&p, gpu) != KILN_OK) {
+        fprintf(stderr, "%s: no context\n", name);
+        return 0;
+    }
+    p.backend = KILN_BACKEND_CPU;
+    p.device_index = -1;
+    if (kiln_context_create(&p, cpu) != KILN_OK) {
+        fprintf(stderr, "%s: no CPU context\n", name);
+        kiln_context_free(*gpu);
+        *gpu = NULL;
+        return 0;
+    }
+    return 1;
+}
+
 #endif

@@ -251,19 +251,8 @@ int main(int argc, char **argv)
     }
     if (!tmpdir) tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
-    kiln_context_params p;
-    kiln_context_params_init(&p);
-    p.backend = KILN_BACKEND_VULKAN;
-    p.device_index = device;
-    p.threads = (uint32_t)threads;
     kiln_context *gpu = NULL, *cpu = NULL;
-    if (kiln_context_create(&p, &gpu) != KILN_OK) {
-        fprintf(stderr, "gpu_encode: no context\n");
-        return 1;
-    }
-    p.backend = KILN_BACKEND_CPU;
-    p.device_index = -1;
-    if (kiln_context_create(&p, &cpu) != KILN_OK) return 1;
+    if (!open_contexts("gpu_encode", device, threads, &gpu, &cpu)) return 1;
 
     kiln_image src;
     double load_ms = 0.0;

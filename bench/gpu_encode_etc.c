@@ -27,18 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "gpu_bench_util.h"
 
 /* Tiles (mirrored) src into a new n x n (w x h) RGBA8 image. */
 static int tile(kiln_context *ctx, const kiln_image *src, uint32_t w, uint32_t h, kiln_image *out)
@@ -83,8 +72,8 @@ static void run_gpu(kiln_context *g, kiln_context *c, const kiln_image *img, con
             k[r] = kiln_last_gpu_ms(g);
         }
     }
-    qsort(k, (size_t)runs, sizeof *k, cmp_d);
-    qsort(wall, (size_t)runs, sizeof *wall, cmp_d);
+    qsort(k, (size_t)runs, sizeof *k, cmp_double);
+    qsort(wall, (size_t)runs, sizeof *wall, cmp_double);
     /* the CPU comparison on the crop */
     char same[64] = "-";
     size_t cs = kiln_format_image_size(f, crop->width, crop->height);

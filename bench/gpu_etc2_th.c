@@ -22,18 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "gpu_bench_util.h"
 
 typedef struct job {
     const uint8_t *px;
@@ -218,7 +207,7 @@ int main(int argc, char **argv)
             /* gated in: blocks whose error is above the quality's gate (th_bound not counted) */
             size_t same = 0;
             for (uint32_t i = 0; i < nc; i++) same += !memcmp(&run[i], &post[i], sizeof *post);
-            qsort(ms, (size_t)runs, sizeof *ms, cmp_d);
+            qsort(ms, (size_t)runs, sizeof *ms, cmp_double);
             static const uint32_t gate_q[4] = {150, 24, 8, 0};
             uint32_t wsum = perceptual ? 128u : 3u;
             size_t gated = 0;

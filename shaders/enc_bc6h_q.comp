@@ -74,18 +74,7 @@ float K2, EPS12;
 #define F_INF uintBitsToFloat(0x7f800000u)
 
 // ---------------------------------------------------------------- exact arithmetic
-double d_step(double x, bool up_magnitude)
-{
-    uvec2 u = unpackDouble2x32(x);
-    if (up_magnitude) {
-        u.x += 1u;
-        if (u.x == 0u) u.y += 1u;
-    } else {
-        if (u.x == 0u) u.y -= 1u;
-        u.x -= 1u;
-    }
-    return packDouble2x32(u);
-}
+#include "d_step.glsl"
 double div_rn(double a, double b)
 {
     precise double q = a / b;

@@ -54,19 +54,7 @@ uint texel_index(uint b, uint t)
     return y * pc.width + x;
 }
 
-// The neighbours of a finite nonzero double (one unit in the last place towards / away from zero).
-double d_step(double x, bool up_magnitude)
-{
-    uvec2 u = unpackDouble2x32(x);
-    if (up_magnitude) {
-        u.x += 1u;
-        if (u.x == 0u) u.y += 1u;
-    } else {
-        if (u.x == 0u) u.y -= 1u;
-        u.x -= 1u;
-    }
-    return packDouble2x32(u);
-}
+#include "d_step.glsl"
 
 // Correctly rounded a / b (b != 0, finite operands, no underflow): the candidate with the smallest
 // exact residual |a - q b| (fma is exact for these).

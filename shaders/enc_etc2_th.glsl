@@ -80,7 +80,7 @@ double dmul(double a, double b)
     return packDouble2x32(u);
 }
 
-// etc_d_step: the neighbours of a finite nonzero double (one ulp towards / away from zero)
+// d_step: the neighbours of a finite nonzero double (one ulp towards / away from zero)
 #include "etc_div.glsl"
 
 // Correctly rounded a / b (b != 0, finite): the candidate with the smallest exact residual |a - q b|.
@@ -90,7 +90,7 @@ double div_rn(double a, double b)
     if (q == 0.0LF || isinf(q) || isnan(q)) return q;
     q = q + fma(-q, b, a) / b; // one Newton step: within an ulp even from a single-precision quotient
     for (int it = 0; it < 2; it++) {
-        double lo = etc_d_step(q, false), hi = etc_d_step(q, true);
+        double lo = d_step(q, false), hi = d_step(q, true);
         double r = abs(fma(-q, b, a)), rl = abs(fma(-lo, b, a)), rh = abs(fma(-hi, b, a));
         if (rl < r && rl <= rh) q = lo;
         else if (rh < r) q = hi;
@@ -115,7 +115,7 @@ double sqrt_rn(double x)
     if (x == 0.0LF || s == 0.0LF || isinf(s) || isnan(s)) return s;
     s = s + fma(-s, s, x) / (2.0LF * s); // one Newton step: within an ulp even from a single-precision root
     for (int it = 0; it < 2; it++) {
-        double up = etc_d_step(s, true), dn = etc_d_step(s, false);
+        double up = d_step(s, true), dn = d_step(s, false);
         if (sqrt_above_mid(x, s, up)) s = up;
         else if (!sqrt_above_mid(x, dn, s)) s = dn;
         else break;

@@ -6,19 +6,7 @@
 // ties to even. Needs: + - * correctly rounded, operands finite, no overflow / underflow (the callers'
 // values are integers and small dyadic rationals). Include after "#version 450".
 
-// The neighbour of a finite nonzero double one unit in the last place up (away from zero) or down.
-double etc_d_step(double x, bool up_magnitude)
-{
-    uvec2 u = unpackDouble2x32(x);
-    if (up_magnitude) {
-        u.x += 1u;
-        if (u.x == 0u) u.y += 1u;
-    } else {
-        if (u.x == 0u) u.y -= 1u;
-        u.x -= 1u;
-    }
-    return packDouble2x32(u);
-}
+#include "d_step.glsl"
 
 // Exact residual a - q b (representable when q is a faithful quotient), by Dekker's product.
 double etc_d_resid(double a, double q, double b)
@@ -44,7 +32,7 @@ double etc_div(double a, double b)
         if (r == 0.0LF) break;
         // the true quotient lies above q when r / b > 0
         const bool above = (r > 0.0LF) == (b > 0.0LF);
-        const double n = etc_d_step(q, above == (q > 0.0LF));
+        const double n = d_step(q, above == (q > 0.0LF));
         const double rn = etc_d_resid(a, n, b);
         const double ar = abs(r), an = abs(rn);
         if (an < ar || (an == ar && (unpackDouble2x32(n).x & 1u) == 0u)) q = n;
