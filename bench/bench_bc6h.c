@@ -3,11 +3,19 @@
  * usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu]
  *                   [--qualities fast,normal,high,max]
  *                   [--gpu-size N [--reps R] [--stripe B] [--exact] [--old] [--seed] [--both]
- *                    [--lanes 4,8,16]]
+ *                    [--lanes 4,8,16]] [--pipeline-stats]
  *
+ * --pipeline-stats: = KILN_VK_PIPELINE_STATS=1: every pipeline created prints the driver's statistics
+ *   (VK_KHR_pipeline_executable_properties: registers, spills, shared memory, ...) to stderr, where the
+ *   device offers them (not lavapipe, Mesa 22.3);
+ * --variants "NAME:KILN_X=V KILN_Y=W;NAME2:...": with --gpu-size, instead of the quality rows: the fast
+ *   row once (if --qualities has fast), then one quality-high row per variant, named NAME, with its KILN_*
+ *   variables set for that row (a variable the caller has set is left as it is); with --both for UF16 then
+ *   SF16. One process, so the variants share the image and the device (e.g. the profiling aid
+ *   KILN_BC6H_HIGH_STOP=1..5 per row);
  * --gpu-size N: instead, the GPU throughput table: an N x N image tiled from the four test images
  *   (one per quadrant, repeated), kiln's GPU encoder (strategy kiln) at each quality, R timed runs
- *   (default 7, after one warm-up): kernel time min / median (Vulkan timestamps, kiln_last_gpu_ms)
+ *   (default 7, after warm-up runs of >= 300 ms kernel time): kernel time min / median (Vulkan timestamps, kiln_last_gpu_ms)
  *   and Gpix/s from each; RMSLE of the whole GPU result; and against the CPU encoder at the same
  *   quality on the first B block rows (default 8: the CPU is slow at max): the fraction of
  *   bit-identical blocks and both RMSLEs on that stripe. Column "x fast": the row's min kernel time
@@ -195,7 +203,8 @@ static void restore_env(const char *name, int had, const char *value)
 /* The GPU throughput table (--gpu-size). */
 static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, kiln_format fmt, const int qon[4],
                    uint32_t n, int reps, uint32_t stripe, int with_exact /* rows: 1 exact, 2 old, 4 seed */,
-                   int lanes_mask /* rows high-l4, -l8, -l16: bits 0, 1, 2 */)
+                   int lanes_mask /* rows high-l4, -l8, -l16: bits 0, 1, 2 */, const char *label /* --variants: the row's name */,
+                   int header, double fast_ref[2] /* in/out: fast's min kernel ms and process ms (0: none yet) */)
 {
     static const char *qname[4] = {"fast", "normal", "high", "max"};
     kiln_image src[NIMG], big, top;
@@ -220,7 +229,12 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
         }
     const uint32_t bx = (n + 3) / 4, by = (n + 3) / 4;
     if (stripe > by) stripe = by;
-    if (kiln_image_alloc(ctx, &top, n, stripe * 4 < n ? stripe * 4 : n, KILN_PIXEL_F32) != KILN_OK) return 1;
+    /* --stripe 0: no CPU check (the top image keeps one block row, unused) */
+    const uint32_t top_h = (stripe ? stripe : 1u) * 4 < n ? (stripe ? stripe : 1u) * 4 : n;
+    if (kiln_image_alloc(ctx, &top, n, top_h, KILN_PIXEL_F32) != KILN_OK) {
+        fprintf(stderr, "bench_bc6h: %s\n", kiln_last_error(ctx));
+        return 1;
+    }
     top.channels = 3;
     top.hdr = 1;
     memcpy(top.pixels, big.pixels, (size_t)top.width * top.height * 16);
@@ -228,14 +242,16 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
     uint8_t *out = malloc(size), *cpu = malloc(tsize);
     double *ms = malloc(sizeof(double) * (size_t)(reps > 0 ? reps : 1));
     if (!out || !cpu || !ms) return 1;
-    printf("# bench_bc6h --gpu-size %u: %s, %ux%u tiled from the test images, kiln GPU encoder, %d timed runs; "
-           "CPU check on the first %u block rows (%u CPU threads)\n",
-           n, fmt == KILN_FORMAT_BC6H_SFLOAT ? "BC6H_SFLOAT" : "BC6H_UFLOAT", n, n, reps, stripe,
-           kiln_context_threads(ctx));
-    printf("%-10s %10s %10s %9s %9s %8s %10s %9s %12s %12s %10s %8s\n", "quality", "min ms", "median ms", "Gpix/s", "Gpix/s-md",
-           "x fast", "RMSLE", "identical", "stripe-GPU", "stripe-CPU", "proc ms", "xf proc");
+    if (header) {
+        printf("# bench_bc6h --gpu-size %u: %s, %ux%u tiled from the test images, kiln GPU encoder, %d timed runs; "
+               "CPU check on the first %u block rows (%u CPU threads)\n",
+               n, fmt == KILN_FORMAT_BC6H_SFLOAT ? "BC6H_SFLOAT" : "BC6H_UFLOAT", n, n, reps, stripe,
+               kiln_context_threads(ctx));
+        printf("%-10s %10s %10s %9s %9s %8s %10s %9s %12s %12s %10s %8s\n", label ? "variant" : "quality", "min ms", "median ms",
+               "Gpix/s", "Gpix/s-md", "x fast", "RMSLE", "identical", "stripe-GPU", "stripe-CPU", "proc ms", "xf proc");
+    }
     const double gpix = (double)n * n * 1e-9;
-    double fast_ms = 0.0, fast_cpu = 0.0;
+    double fast_ms = fast_ref[0], fast_cpu = fast_ref[1];
     /* rows: fast, normal, high (GPU-native), high-l4/-l8/-l16 (KILN_BC6H_HIGH_DESIGN=lanes, with
      * --lanes), high-h4 (KILN_BC6H_HIGH_DESIGN=4, with --old), high-exact (KILN_BC6H_GPU_EXACT=1, with
      * --exact), max, seed-high (gpu_strategy 1 at high, with --seed) */
@@ -252,7 +268,7 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
         if (!qon[q] || (old && !(with_exact & 2)) || (exact && !(with_exact & 1)) || (seed && !(with_exact & 4)) ||
             (ml >= 0 && !(lanes_mask & (1 << ml))))
             continue;
-        const char *rname = old ? "high-h4" : exact ? "high-exact" : seed ? "seed-high" : ml >= 0 ? lname[ml] : qname[q];
+        const char *rname = old ? "high-h4" : exact ? "high-exact" : seed ? "seed-high" : ml >= 0 ? lname[ml] : label && q == 2 ? label : qname[q];
         if (exact) setenv("KILN_BC6H_GPU_EXACT", "1", 1);
         if (old) setenv("KILN_BC6H_HIGH_DESIGN", "4", 1);
         if (ml >= 0) {
@@ -263,6 +279,14 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
         kiln_encode_params_init(&ep, fmt, (kiln_quality)q);
         ep.gpu_strategy = seed ? 1 : 0;
         kiln_status st = kiln_encode_image(gctx, &big, &ep, out, size); /* warm-up (pipeline compile) */
+        /* then keep the GPU busy for >= 300 ms of kernel time (at most 40 runs) before timing: on the H100
+         * (2026-11-25) rows timed right after the host's work (RMSLE, CPU stripe) often ran 2-4x slow, the
+         * clocks not yet up */
+        double warm = 0.0;
+        for (int wi = 0; st == KILN_OK && wi < 40 && warm < 300.0; wi++) {
+            st = kiln_encode_image(gctx, &big, &ep, out, size);
+            warm += kiln_last_gpu_ms(gctx) > 0.0 ? kiln_last_gpu_ms(gctx) : 300.0;
+        }
         if (st != KILN_OK) {
             unsetenv("KILN_BC6H_GPU_EXACT");
             restore_env("KILN_BC6H_HIGH_DESIGN", had_design, env_design);
@@ -285,9 +309,11 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
         }
         qsort(ms, (size_t)done, sizeof *ms, cmp_double);
         double mn = ms[0], md = done % 2 ? ms[done / 2] : 0.5 * (ms[done / 2 - 1] + ms[done / 2]);
-        double rm = image_rmsle(ctx, &big, fmt, out, size);
+        /* the profiling aid KILN_BC6H_HIGH_STOP writes no blocks worth measuring: no whole-image RMSLE (-1) */
+        const char *stop_env = getenv("KILN_BC6H_HIGH_STOP");
+        double rm = q == 2 && stop_env && *stop_env && strcmp(stop_env, "0") ? -1.0 : image_rmsle(ctx, &big, fmt, out, size);
         /* the CPU encoder at the same quality on the stripe; the GPU's first blocks are the same blocks */
-        if (q == 0) fast_ms = mn;
+        if (q == 0) fast_ms = fast_ref[0] = mn;
         double rg = -1.0, rc = -1.0;
         size_t same = 0, nb = (size_t)bx * stripe;
         unsetenv("KILN_BC6H_GPU_EXACT");
@@ -299,7 +325,7 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
             rg = image_rmsle(ctx, &top, fmt, out, tsize);
             rc = image_rmsle(ctx, &top, fmt, cpu, tsize);
         }
-        if (q == 0) fast_cpu = cpu_min;
+        if (q == 0) fast_cpu = fast_ref[1] = cpu_min;
         printf("%-10s %10.3f %10.3f %9.3f %9.3f %8.2f %10.6f %8.2f%% %12.6f %12.6f %10.1f %8.2f\n", rname, mn, md,
                mn > 0 ? gpix / (mn * 1e-3) : 0.0, md > 0 ? gpix / (md * 1e-3) : 0.0, fast_ms > 0 ? mn / fast_ms : 0.0, rm,
                nb ? 100.0 * (double)same / (double)nb : 0.0, rg, rc, cpu_min, fast_cpu > 0 ? cpu_min / fast_cpu : 0.0);
@@ -321,6 +347,7 @@ int main(int argc, char **argv)
     int sf = 0, gpu = 0, cpu = 1, reps = 7;
     uint32_t big_n = 0, stripe = 8;
     int with_exact = 0, both = 0, lanes_mask = 0;
+    const char *variants = NULL;
     const char *quals = "fast,normal,high,max";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--testdata") && i + 1 < argc) testdata = argv[++i];
@@ -337,6 +364,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--old")) with_exact |= 2;
         else if (!strcmp(argv[i], "--seed")) with_exact |= 4;
         else if (!strcmp(argv[i], "--both")) both = 1;
+        else if (!strcmp(argv[i], "--pipeline-stats")) setenv("KILN_VK_PIPELINE_STATS", "1", 1);
+        else if (!strcmp(argv[i], "--variants") && i + 1 < argc) variants = argv[++i];
         else if (!strcmp(argv[i], "--lanes") && i + 1 < argc) {
             char list[64];
             snprintf(list, sizeof list, "%s", argv[++i]);
@@ -346,7 +375,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: bench_bc6h [--testdata DIR] [--threads N] [--crop N] [--sf] [--gpu] [--no-cpu] "
                             "[--qualities fast,normal,high,max] [--gpu-size N [--reps R] [--stripe B] [--exact] [--old] [--seed] [--both] "
-                            "[--lanes 4,8,16]]\n");
+                            "[--lanes 4,8,16]] [--pipeline-stats] [--variants \"NAME:KILN_X=V KILN_Y=W;...\"]\n");
             return 2;
         }
     }
@@ -370,10 +399,48 @@ int main(int argc, char **argv)
             gctx = NULL;
         }
     }
+    if (big_n && variants) { /* --variants: one high row per variant, its KILN_* variables set for it */
+        int rc = gctx ? 0 : 1;
+        const int qhigh[4] = {0, 0, 1, 0};
+        for (int f = 0; f < (both && !sf ? 2 : 1) && rc == 0; f++) {
+            const kiln_format vf = f ? KILN_FORMAT_BC6H_SFLOAT : fmt;
+            char list[2048];
+            snprintf(list, sizeof list, "%s", variants);
+            int first = 1;
+            double fref[2] = {0.0, 0.0};
+            for (char *save = NULL, *v = strtok_r(list, ";", &save); v && rc == 0; v = strtok_r(NULL, ";", &save)) {
+                char *colon = strchr(v, ':');
+                char *vars = colon ? colon + 1 : v;
+                if (colon) *colon = 0;
+                char names[8][64];
+                int nv = 0;
+                for (char *s2 = NULL, *kv = strtok_r(vars, " ", &s2); kv && nv < 8; kv = strtok_r(NULL, " ", &s2)) {
+                    char *eq = strchr(kv, '=');
+                    if (!eq || strncmp(kv, "KILN_", 5) != 0) continue;
+                    *eq = 0;
+                    snprintf(names[nv], sizeof names[nv], "%s", kv);
+                    if (getenv(kv)) continue; /* the caller's value wins: not touched */
+                    setenv(kv, eq + 1, 1);
+                    nv++;
+                }
+                if (first && qon[0]) /* the fast row once, for "x fast" */
+                    rc = gpu_big(ctx, gctx, testdata, vf, (const int[4]){1, 0, 0, 0}, big_n, reps < 1 ? 1 : reps, stripe, 0, 0, NULL, 1, fref);
+                if (rc == 0)
+                    rc = gpu_big(ctx, gctx, testdata, vf, qhigh, big_n, reps < 1 ? 1 : reps, stripe, 0, 0, v, first && !qon[0], fref);
+                for (int i = 0; i < nv; i++) unsetenv(names[i]);
+                first = 0;
+            }
+        }
+        kiln_context_free(gctx);
+        kiln_context_free(ctx);
+        return rc;
+    }
     if (big_n) {
-        int rc = gctx ? gpu_big(ctx, gctx, testdata, fmt, qon, big_n, reps < 1 ? 1 : reps, stripe, with_exact, lanes_mask) : 1;
+        double fref[2] = {0.0, 0.0}, fref_sf[2] = {0.0, 0.0};
+        int rc = gctx ? gpu_big(ctx, gctx, testdata, fmt, qon, big_n, reps < 1 ? 1 : reps, stripe, with_exact, lanes_mask, NULL, 1, fref) : 1;
         if (rc == 0 && both && !sf)
-            rc = gpu_big(ctx, gctx, testdata, KILN_FORMAT_BC6H_SFLOAT, qon, big_n, reps < 1 ? 1 : reps, stripe, with_exact, lanes_mask);
+            rc = gpu_big(ctx, gctx, testdata, KILN_FORMAT_BC6H_SFLOAT, qon, big_n, reps < 1 ? 1 : reps, stripe, with_exact, lanes_mask,
+                         NULL, 1, fref_sf);
         kiln_context_free(gctx);
         kiln_context_free(ctx);
         return rc;

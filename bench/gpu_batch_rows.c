@@ -17,7 +17,10 @@
  *     own kiln_last_gpu_ms (summed over its jobs); "sync" rows (image by image: upload, encode, download,
  *     wait): the batch's kiln_last_gpu_ms too (summed over its images), and an extra pass of
  *     kiln_encode_image per image on a VULKAN context, whose wall is "1-by-1".
- *     Blocks a GPU encoder hands back to the CPU (ETC2 fast's T/H blocks, ...) are not in it;
+ *     Blocks a GPU encoder hands back to the CPU (ETC2 fast's T/H blocks on the synchronous path or with
+ *     KILN_GPU_ETC2_TH=host, ...) are not in it; on the ring ETC2 fast finishes them on the GPU (in it).
+ *     ETC/EAC take the ring since helper etcring; KILN_GPU_ETC_RING=0 in the environment: the old
+ *     synchronous path (image by image), for A/B rows;
  *   - batch: wall of kiln_encode_batch (the images in memory, the outputs in memory), min and median;
  *     f2f: batch plus writing every output (raw blocks) to a file in --tmp, median; Mpix/s from f2f;
  *   - CPU: kiln_encode_batch on a CPU context (all host threads unless --threads), median of --cpu-runs

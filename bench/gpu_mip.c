@@ -32,7 +32,9 @@
  * bytes are the same (exit 1 when not). Default size 4096x4096 (synthetic RGBA8 sRGB texels: flat 8x8
  * patches and noise with varying alpha; --image loads a file instead). bc6h/bc6h-sf get float texels;
  * --float gives every format float texels in [0, 1] (a float chain into the 8-bit encoders: the device
- * conversion pass), --mip-strategy S (e.g. blit) the mip strategy of both paths.
+ * conversion pass), --16bit gives them RGBA16 texels (helper mip16: the float chain of the decoded base,
+ * quantised to 16 bits and converted on the device; the host path's kiln_mip_generate makes 16-bit levels
+ * on the GPU too), --mip-strategy S (e.g. blit) the mip strategy of both paths.
  * Lavapipe is accepted (KILN_ALLOW_CPU_VULKAN semantics: the backend is forced to Vulkan). */
 #include "core/internal.h"
 #include "gpu/gpu.h"
@@ -331,17 +333,23 @@ static double wall_ms(void)
 
 static int synth_image(uint32_t w, uint32_t h, int f32, kiln_image *img)
 {
-    if (kiln_image_alloc(NULL, img, w, h, f32 ? KILN_PIXEL_F32 : KILN_PIXEL_U8) != KILN_OK) return -1;
+    if (kiln_image_alloc(NULL, img, w, h, f32 == 3 ? KILN_PIXEL_U16 : f32 ? KILN_PIXEL_F32 : KILN_PIXEL_U8) != KILN_OK)
+        return -1;
     img->channels = 4;
     img->srgb = !f32;
-    img->hdr = f32;
+    img->hdr = f32 && f32 != 3;
     for (uint32_t y = 0; y < h; y++)
         for (uint32_t x = 0; x < w; x++) {
             size_t i = (size_t)y * w + x;
             uint32_t v = (uint32_t)i * 2654435761u;
             v ^= v >> 15;
             if (((x / 8) + (y / 8)) % 3 == 0) v = (((x / 8) * 2654435761u) ^ ((y / 8) * 40503u)) | 0xff000000u;
-            if (f32) {
+            if (f32 == 3) { /* --16bit: the bytes in the high half, other bits of the hash in the low */
+                uint16_t *p = (uint16_t *)img->pixels + i * 4;
+                uint32_t lo = (uint32_t)i * 40503u;
+                for (int c = 0; c < 4; c++) p[c] = (uint16_t)(((v >> (8 * c)) & 255u) << 8 | ((lo >> (8 * c)) & 255u));
+                if (((x / 8) + (y / 8)) % 3 == 0) p[3] = 65535;
+            } else if (f32) {
                 float *p = (float *)img->pixels + i * 4;
                 for (int c = 0; c < 3; c++) p[c] = (float)((v >> (8 * c)) & 255u) / (f32 == 2 ? 255.0f : 32.0f);
                 p[3] = 1.0f;
@@ -376,7 +384,7 @@ static kiln_status host_path(kiln_context *ctx, const kiln_image *img, const kil
 }
 
 static int bench_encode(kiln_context *ctx, const size_item *sizes, size_t nsizes, const char *formats, const char *image,
-                        int quality, int filter, uint32_t runs, int enc_float, int enc_strategy)
+                        int quality, int filter, uint32_t runs, int enc_float, int enc_u16, int enc_strategy)
 {
     static const char *qn[] = {"fast", "normal", "high", "max"};
     const kiln_gpu_info *gi = kiln_context_gpu(ctx);
@@ -401,7 +409,7 @@ static int bench_encode(kiln_context *ctx, const size_item *sizes, size_t nsizes
                 return 2;
             }
             /* --float (mipres2): float texels in [0, 1] for the 8-bit formats too (the float-chain conversion) */
-            const int f32 = fmt == KILN_FORMAT_BC6H_UFLOAT || fmt == KILN_FORMAT_BC6H_SFLOAT ? 1 : enc_float ? 2 : 0;
+            const int f32 = fmt == KILN_FORMAT_BC6H_UFLOAT || fmt == KILN_FORMAT_BC6H_SFLOAT ? 1 : enc_float ? 2 : enc_u16 ? 3 : 0;
             kiln_image img;
             char label[128];
             if (image) {
@@ -416,7 +424,7 @@ static int bench_encode(kiln_context *ctx, const size_item *sizes, size_t nsizes
                     free(dup);
                     return 1;
                 }
-                snprintf(label, sizeof label, "synthetic %ux%u%s", img.width, img.height, f32 == 2 ? " float" : "");
+                snprintf(label, sizeof label, "synthetic %ux%u%s", img.width, img.height, f32 == 2 ? " float" : f32 == 3 ? " 16-bit" : "");
             }
             kiln_encode_params ep;
             kiln_encode_params_init(&ep, fmt, (kiln_quality)quality);
@@ -498,7 +506,7 @@ int main(int argc, char **argv)
     uint32_t runs = 10;
     int alpha = 0, device = -1, quick = 0, check = 0, wrap = 0, filters[8], nfilters = 0, quality = KILN_QUALITY_HIGH;
     const char *encode = NULL, *image = NULL;
-    int enc_float = 0, enc_strategy = KILN_MIP_STRATEGY_AUTO; /* --encode: --float, --mip-strategy NAME */
+    int enc_float = 0, enc_u16 = 0, enc_strategy = KILN_MIP_STRATEGY_AUTO; /* --encode: --float, --mip-strategy NAME */
     size_item sizes[64];
     size_t nsizes = 0;
     int strategies[16] = {KILN_MIP_STRATEGY_BASELINE, KILN_MIP_STRATEGY_BLIT, KILN_MIP_STRATEGY_PER_LEVEL,
@@ -514,6 +522,8 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--float")) {
             enc_float = 1;
+        } else if (!strcmp(a, "--16bit")) {
+            enc_u16 = 1;
         } else if (!strcmp(a, "--mip-strategy") && next) {
             enc_strategy = parse_strategy(next);
             if (enc_strategy < 0 || enc_strategy >= KILN_MIP_STRATEGY_BASELINE) {
@@ -586,7 +596,7 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr, "usage: gpu_mip [--runs N] [--sizes WxH[xCOUNT],...] [--strategies a,b,...] [--alpha] "
                             "[--device N] [--quick] [--check] [--filter kaiser,lanczos3,mitchell,box [--wrap]] "
-                            "[--encode bc1,bc3,... [--quality Q] [--image PATH] [--float] [--mip-strategy S]]\n");
+                            "[--encode bc1,bc3,... [--quality Q] [--image PATH] [--float | --16bit] [--mip-strategy S]]\n");
             return 2;
         }
     }
@@ -625,7 +635,7 @@ int main(int argc, char **argv)
             sizes[0] = def;
             nsizes = 1;
         }
-        int rc = bench_encode(ctx, sizes, nsizes, encode, image, quality, nfilters ? filters[0] : 0, quick ? 2 : runs, enc_float,
+        int rc = bench_encode(ctx, sizes, nsizes, encode, image, quality, nfilters ? filters[0] : 0, quick ? 2 : runs, enc_float, enc_u16,
                               enc_strategy);
         kiln_context_free(ctx);
         return rc;

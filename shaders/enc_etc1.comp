@@ -18,8 +18,9 @@
 // result's exact error (the model of an unclamped half, the selected colours' error of a clamped one),
 // then planar from the closed-form fit when the least-squares residual test passes, kept when strictly
 // better; a block whose error still exceeds the T/H threshold (push constant th) is flagged (word
-// 2 nblocks + block of the output = 1) and the host re-encodes it with the CPU's fast path (T and H
-// are not on the GPU yet), so the bytes are the CPU's. The 64-bit quantities of the CPU (residual test)
+// 2 nblocks + block of the output = the block's error, nonzero; 0 = not flagged) and T / H follows: on
+// the host with the CPU's fast path, or on the GPU (etc2_fast_state.comp + the T / H pass, helper
+// etcring), so the bytes are the CPU's. The 64-bit quantities of the CPU (residual test)
 // are computed as pairs of 32-bit words: no 64-bit integer capability needed.
 // Barriers only (no subgroup operations): correct for every subgroup size.
 // Input (binding 0): the image's RGBA8 words. Output (binding 1): 2 words per block (big-endian bytes),
@@ -271,7 +272,7 @@ void main()
                     hi |= (bo2 + bo3a < 4) ? (1u << 10) : (7u << 13);             // B overflows
                 }
             }
-            if (err > pc.th) flag = 1u; // T / H: the host encodes this block on the CPU
+            if (err > pc.th) flag = err; // T / H: the block's error (> th, so nonzero; etc2_fast_state.comp)
         }
     }
     dst.w[block * 2u] = swap32(hi);

@@ -331,7 +331,8 @@ KILN_API kiln_status kiln_encode(kiln_context *ctx, const kiln_image *img, const
 /* Batches: several images, each into several formats, in one call. out[i * nformats + f] receives a
  * new one-level texture of images[i] in params[f].format, with exactly the bytes kiln_encode gives
  * (for any backend and flags). When the context's backend resolves to Vulkan, the formats with a
- * pipelined GPU encoder (BC1, BC1a, BC3, BC4, BC5 at the qualities their GPU encoder covers; see
+ * pipelined GPU encoder (BC1, BC1a, BC3, BC4, BC5 at the qualities their GPU encoder covers, and ETC1,
+ * ETC2 RGB / RGBA / RGB A1, EAC R11 / RG11 with the kiln strategy and no dithering; see
  * docs/PERFORMANCE.md) run through it: up to 3 block-row batches in flight, so the upload, kernels
  * and download of consecutive images (and of the batches of one large image) overlap, and the
  * formats of one image whose shader input is the same share one upload. Other formats are encoded

@@ -19,15 +19,16 @@ typedef struct kiln__gpu_image_source {
  * params->format on ctx's device, else KILN_ERR_UNSUPPORTED (with a message) or another failure. */
 kiln_status kiln__gpu_bc_ring_probe(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params);
 
-/* Encodes every image of src into the nfmt (1..8) formats of params (BC1, BC1a, BC3, BC4, BC5: the
- * formats kiln__gpu_bc_ring_probe accepts), with up to 3 block-row batches in flight; the formats of
+/* Encodes every image of src into the nfmt (1..8) formats of params (BC1, BC1a, BC3, BC4, BC5, and the
+ * ETC / EAC formats, which it hands to the ETC ring of gpu_encode_etc_ring.inc: the formats
+ * kiln__gpu_bc_ring_probe accepts), with up to 3 block-row batches in flight; the formats of
  * one image whose shader input is the same share one upload. The bytes are kiln__gpu_encode_sync's.
  * Sets ctx->last_gpu_ms (kernel time, summed over the batches). */
 kiln_status kiln__gpu_bc_ring(kiln_context *ctx, kiln__gpu_image_source *src, const kiln_encode_params *params,
                               uint32_t nfmt, uint32_t subgroup_size);
 
 /* The synchronous encoders (one submission and wait per batch), as before the pipelined path:
- * the reference tests and bench/ compare kiln__gpu_encode (pipelined for BC formats) with. */
+ * the reference tests and bench/ compare kiln__gpu_encode (pipelined for BC and ETC/EAC formats) with. */
 kiln_status kiln__gpu_encode_sync(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
                                   uint32_t subgroup_size, uint8_t *dst, size_t dst_size);
 

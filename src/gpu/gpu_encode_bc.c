@@ -15,10 +15,11 @@
  *   (encode_cluster): KILN_EBC_CFK_LANES invocations per block (64 / that many blocks per workgroup)
  *   split the partitions of the CPU's own factor tables (bc1_enc_tables.h, copied into a storage
  *   buffer at binding 3), the block's best are merged by (error, table entry), and the candidates are
- *   refined (max) on one invocation each (enc_bc1_cf.comp; the pipelined path of
- *   gpu_encode_bc_ring.inc does not take it). The blocks those paths hand elsewhere on the CPU (cluster
- *   fit: flat blocks and near-flat ones that try the exact single-colour tables, degenerate blocks,
- *   punch-through or cut-out texels) are flagged in a bit mask (cluster fit: a word per block) and
+ *   refined (max) on one invocation each (enc_bc1_cf.comp; KILN_GPU_CF_DESIGN=2: enc_bc1_cf2.comp,
+ *   their scoring and channel steps split over the block's invocations, see KILN_EBC_CF_DESIGN;
+ *   the pipelined path of gpu_encode_bc_ring.inc does not take it). The blocks those paths hand
+ *   elsewhere on the CPU (cluster fit: flat blocks and near-flat ones that try the exact single-colour
+ *   tables, degenerate blocks, punch-through or cut-out texels) are flagged in a bit mask (cluster fit: a word per block) and
  *   encoded here by the CPU block encoder, so the output equals the CPU's everywhere (a verbose
  *   context says how many).
  *   Dithering (params->dither; every format and quality, synchronous path only): the plan without it,
@@ -54,6 +55,13 @@
  * KILN_GPU_CF_LANES overrides it for experiments). 8: on the H100 (2026-11-25, 2048^2 BC1) 8 lanes ran
  * high at 1438 Mpix/s and max at 650, 16 lanes 1122 / 418, 32 lanes 740 / 249 (kernel time). */
 #define KILN_EBC_CFK_LANES 8u
+/* The cluster-fit shader: 1 = enc_bc1_cf.comp (candidates refined on one invocation each), 2 =
+ * enc_bc1_cf2.comp (texel loads, ranks, prefix sums and the refinement's scoring / channel steps
+ * split over the block's invocations); KILN_GPU_CF_DESIGN=1 or 2 overrides it. H100 2026-11-25, 2048^2
+ * kernel ms design 1 / 2: bc1 high 2.92 / 3.02, max 6.45 / 4.25. Default 1: on the H100 design 2 gave
+ * other bytes than the CPU for BC1 / BC1a max on grassB 1024^2 (lavapipe: the same bytes; cause not
+ * found yet, docs/PERFORMANCE.md "helper bc1max"). */
+#define KILN_EBC_CF_DESIGN 1
 
 typedef struct ebc_pass {
     const char *shader;
@@ -216,23 +224,44 @@ static void fallback_blocks(void *user, size_t begin, size_t end, uint32_t worke
 /* enc_bc1_cf.comp's binding 3 (w NULL: only counts): the four- and three-colour entries n4, n3, the
  * float 1.0 (the shader's unfoldable one), then per entry the 8 factor rows of bc1_enc_tables.h (float
  * bits) and i | j << 8 | k << 16, in the CPU's table order; entries whose penalty is not below 1e29
- * (padding, rank-1 partitions: the CPU drops them) are left out. Returns the word count. */
+ * (padding, rank-1 partitions: the CPU drops them) are left out. Then, from the next multiple of 4
+ * words, the same entries for enc_bc1_cf2.comp's 16-byte loads, 12 words each: Ah, Bh, C, ijk, the
+ * four products' factors p1..p4, pen, 0, 0, 0. Returns the word count. */
 static size_t cf_table_words(uint32_t *w)
 {
-    size_t o = 3;
+    size_t o = 3, n_all = 0;
     uint32_t n[2] = {0, 0};
-    for (int four = 1; four >= 0; four--) {
-        const int entries = (four ? KILN_CF4_VECTORS : KILN_CF3_VECTORS) * 16;
-        for (int e = 0; e < entries; e++) {
-            const float(*t)[16] = four ? k_cf4[e / 16] : k_cf3[e / 16];
-            if (!(t[7][e % 16] < 1e29f)) continue;
-            if (w) {
-                for (int r = 0; r < 8; r++) memcpy(&w[o + (size_t)r], &t[r][e % 16], 4);
-                w[o + 8] = four ? (uint32_t)k_cf4_ijk[e][0] | (uint32_t)k_cf4_ijk[e][1] << 8 | (uint32_t)k_cf4_ijk[e][2] << 16
-                                : (uint32_t)k_cf3_ij[e][0] | (uint32_t)k_cf3_ij[e][1] << 8;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            o = (3 + 9 * n_all + 3) / 4 * 4;
+            if (w)
+                for (size_t z = 3 + 9 * n_all; z < o; z++) w[z] = 0;
+        }
+        for (int four = 1; four >= 0; four--) {
+            const int entries = (four ? KILN_CF4_VECTORS : KILN_CF3_VECTORS) * 16;
+            for (int e = 0; e < entries; e++) {
+                const float(*t)[16] = four ? k_cf4[e / 16] : k_cf3[e / 16];
+                if (!(t[7][e % 16] < 1e29f)) continue;
+                const uint32_t ijk = four ? (uint32_t)k_cf4_ijk[e][0] | (uint32_t)k_cf4_ijk[e][1] << 8 | (uint32_t)k_cf4_ijk[e][2] << 16
+                                          : (uint32_t)k_cf3_ij[e][0] | (uint32_t)k_cf3_ij[e][1] << 8;
+                if (pass == 0) {
+                    if (w) {
+                        for (int r = 0; r < 8; r++) memcpy(&w[o + (size_t)r], &t[r][e % 16], 4);
+                        w[o + 8] = ijk;
+                    }
+                    o += 9;
+                    n[four ? 0 : 1]++;
+                    n_all++;
+                } else {
+                    if (w) {
+                        for (int r = 0; r < 3; r++) memcpy(&w[o + (size_t)r], &t[r][e % 16], 4);
+                        w[o + 3] = ijk;
+                        for (int r = 3; r < 8; r++) memcpy(&w[o + 1 + (size_t)r], &t[r][e % 16], 4);
+                        w[o + 9] = w[o + 10] = w[o + 11] = 0;
+                    }
+                    o += 12;
+                }
             }
-            o += 9;
-            n[four ? 0 : 1]++;
         }
     }
     if (w) {
@@ -307,7 +336,14 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                     return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_CF_LANES=%s is not 8, 16, 32 or 64", env);
                 lanes = (uint32_t)v;
             }
-            ps->shader = "enc_bc1_cf";
+            int design = KILN_EBC_CF_DESIGN;
+            const char *denv = getenv("KILN_GPU_CF_DESIGN");
+            if (denv && denv[0]) {
+                if (strcmp(denv, "1") != 0 && strcmp(denv, "2") != 0)
+                    return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_CF_DESIGN=%s is not 1 or 2", denv);
+                design = denv[0] - '0';
+            }
+            ps->shader = design == 1 ? "enc_bc1_cf" : "enc_bc1_cf2";
             ps->local = KILN_EBC_LOCAL;
             ps->per_task = lanes;
             ps->spec[4] = lanes;

@@ -64,9 +64,29 @@ static const uint32_t bc6h_q_lanes[4] = {0, 8, 8, 16};
 #define BC6H_HL_MAXK 4u
 /* its two-step sums of the least-squares normal equations (KILN_BC6H_HIGH_SUM2=1; the same bytes) */
 #define BC6H_HL_SUM2 0u
-/* its workgroup: BPW blocks (8; 4 at 16 lanes) x LANES invocations */
-#define BC6H_HL_LOCAL(lanes) (((lanes) >= 16u ? 4u : 8u) * (lanes))
+/* its workgroup: BPW blocks (8; 4 at 16 lanes; KILN_BC6H_HIGH_BPW) x LANES invocations */
+#define BC6H_HL_BPW(lanes) ((lanes) >= 16u ? 4u : 8u)
 static const uint32_t bc6h_hl_cfg[4] = {4, 4, 3, 2}; /* P, K, L, R */
+#define BC6H_HL_NSPEC 8u /* enc_bc6h_hl.comp's specialisation constants 1..8 */
+/* its code variants (OPT, a bit mask; the same bytes): 7 = unrolled rank counts + per-component sums +
+ * enc_bc6h_hr.comp. H100 2026-11-25 21:33 UTC (bench_bc6h --gpu-size 4096 --reps 7 --qualities high
+ * --pipeline-stats, one process per setting): UF16 33.8-34.1 -> 30.7 ms, SF16 37.4-37.5 -> 33.7 ms, registers
+ * 192 -> 160 (docs/PERFORMANCE.md) */
+#define BC6H_HL_OPT 7u
+#define BC6H_HL_SPAN 2u  /* its mode filter's precision span (PREC_SPAN) */
+/* enc_bc6h_hl.comp's default specialisation constants (run_high without knobs; the device-resident path
+ * gpu_mip_encode_bc6h.inc uses the same) */
+static void bc6h_hl_default_spec(uint32_t sf, uint32_t spec[BC6H_HL_NSPEC])
+{
+    spec[0] = BC6H_HL_LANES;
+    spec[1] = bc6h_hl_cfg[3];
+    spec[2] = sf;
+    spec[3] = BC6H_HL_SUM2;
+    spec[4] = BC6H_HL_BPW(BC6H_HL_LANES);
+    spec[5] = 0;
+    spec[6] = BC6H_HL_SPAN;
+    spec[7] = BC6H_HL_OPT;
+}
 #define BC6H_HIGH4_PARTS 4u
 #define BC6H_HIGH4_KEEP 4u
 #define BC6H_HIGH4_LS 3u
@@ -117,15 +137,15 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
 {
     /* qcfg != NULL: enc_bc6h_q.comp (push: the four words below + sf, partitions, keep, ls, radius,
      * 0, lanes; binding 2: the table); hl_spec != NULL: enc_bc6h_hl.comp's specialisation constants
-     * (lanes per block, refined jobs, sf, two-step sums) */
+     * (lanes per block, refined jobs, sf, two-step sums, blocks per workgroup, stop after phase) */
     kiln_gpu *gpu;
     KILN_TRY(kiln__gpu_get(ctx, &gpu));
     const kiln_vk_pipeline *pipe;
     kiln_vk_pipeline_desc desc = {
         .shader = shader,
-        .local_size = hl_spec ? BC6H_HL_LOCAL(lanes) : BC6H_LOCAL_SIZE,
+        .local_size = hl_spec ? hl_spec[0] * hl_spec[4] : BC6H_LOCAL_SIZE,
         .spec = hl_spec ? hl_spec : &spec,
-        .nspec = hl_spec ? 4 : qcfg ? 0 : 1,
+        .nspec = hl_spec ? BC6H_HL_NSPEC : qcfg ? 0 : 1,
         .nbindings = qcfg ? 3 : 2,
         .push_size = qcfg ? 44 : 16,
         .subgroup_size = subgroup_size,
@@ -204,6 +224,9 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
  *            its defaults bc6h_hl_cfg; KILN_BC6H_HIGH_SUM2=1: the refinement's sums in two steps (the
  *            same bytes);
  *   "4": the first design, shaders/enc_bc6h_h4.comp (4 invocations per block; kept to compare).
+ * "lanes" also reads KILN_BC6H_HIGH_BPW (blocks per workgroup), KILN_BC6H_HIGH_SPAN (the mode filter's
+ * precision span), KILN_BC6H_HIGH_OPT (code variants, the same bytes; bit 2: enc_bc6h_hr.comp, the texel
+ * loops rolled) and the profiling aid KILN_BC6H_HIGH_STOP (stop after a phase; wrong output).
  * Tuning aid: KILN_BC6H_HIGH_CFG="P,K,L[,R]" (P <= 8 partitions (4 for "lanes"), 1 <= K <= 8 kept
  * (4 for the first design and for "lanes"), L <= 8 passes, 1 <= R <= 4 of the kept given them (1, 2
  * or 4 and <= the lanes for "lanes"); no R for the first design). */
@@ -260,8 +283,59 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
     }
     if (first) return run_shader(ctx, img, "enc_bc6h_h4", sf, BC6H_HIGH4_LANES, cfg, NULL, subgroup_size, dst);
     if (multi) {
-        const uint32_t hl_spec[4] = {lanes, cfg[3], sf, sum2};
-        return run_shader(ctx, img, "enc_bc6h_hl", sf, lanes, cfg, hl_spec, subgroup_size, dst);
+        /* KILN_BC6H_HIGH_BPW: blocks per workgroup (2..32, a power of two; 32 <= BPW x lanes <= 512; its
+         * shared memory within the device's limit); KILN_BC6H_HIGH_STOP=N (1..5): profiling aid, the
+         * encoder stops after phase N (wrong output; enc_bc6h_hl.comp) */
+        uint32_t bpw = BC6H_HL_BPW(lanes), stop = 0;
+        const char *benv = getenv("KILN_BC6H_HIGH_BPW");
+        if (benv && *benv) {
+            unsigned long v = strtoul(benv, NULL, 10);
+            if (v < 2 || v > 32 || (v & (v - 1)) || v * lanes < 32 || v * lanes > 512)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                                  "KILN_BC6H_HIGH_BPW=%s: use a power of two 2..32 with 32 <= it x the lanes (%u) <= 512", benv, lanes);
+            bpw = (uint32_t)v;
+        }
+        const char *tenv = getenv("KILN_BC6H_HIGH_STOP");
+        if (tenv && *tenv) {
+            if (tenv[0] < '0' || tenv[0] > '5' || tenv[1])
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_STOP=%s: use 0..5", tenv);
+            stop = (uint32_t)(tenv[0] - '0');
+        }
+        /* KILN_BC6H_HIGH_SPAN=0..4: the mode filter's precision span (transformed modes scored when at most
+         * that many endpoint bits below the most precise one that fits) */
+        uint32_t span = BC6H_HL_SPAN;
+        const char *penv = getenv("KILN_BC6H_HIGH_SPAN");
+        if (penv && *penv) {
+            if (penv[0] < '0' || penv[0] > '4' || penv[1])
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_SPAN=%s: use 0..4", penv);
+            span = (uint32_t)(penv[0] - '0');
+        }
+        /* KILN_BC6H_HIGH_OPT=mask: enc_bc6h_hl.comp's code variants (OPT; the same bytes): bit 0 the rank
+         * counts unrolled, bit 1 the refinement's per-component sums, bit 2 enc_bc6h_hr.comp (texel loops
+         * rolled) */
+        uint32_t opt = BC6H_HL_OPT;
+        const char *oenv = getenv("KILN_BC6H_HIGH_OPT");
+        if (oenv && *oenv) {
+            char *end = NULL;
+            unsigned long v = strtoul(oenv, &end, 0);
+            if (!end || *end || v > 255)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT=%s: use a bit mask 0..255", oenv);
+            opt = (uint32_t)v;
+        }
+        /* the shader's shared memory (enc_bc6h_hl.comp's declarations) */
+        const uint32_t g = lanes / cfg[3], transpose = sum2 && g >= 4u;
+        const size_t per_block = 3u * 16u * 16u + (BC6H_HL_MAXP + 1u) * 12u * 4u + (BC6H_HL_MAXP + 1u) * 4u + BC6H_HL_MAXP * 4u +
+                                 lanes * 8u * 16u + (BC6H_HL_MAXK + 1u) * 4u + (BC6H_HL_MAXK + 1u) * 12u * 4u +
+                                 (BC6H_HL_MAXK + 1u) * g * 8u + 16u + cfg[3] * 12u * 4u + 16u + (transpose ? cfg[3] * 8u * 16u : 16u);
+        kiln_gpu *gpu;
+        KILN_TRY(kiln__gpu_get(ctx, &gpu));
+        if (256u + per_block * bpw > gpu->props.limits.maxComputeSharedMemorySize)
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                              "BC6H high: %u blocks per workgroup at %u lanes need %zu bytes of shared memory, the device offers %u",
+                              bpw, lanes, 256u + per_block * bpw, gpu->props.limits.maxComputeSharedMemorySize);
+        const uint32_t hl_spec[BC6H_HL_NSPEC] = {lanes, cfg[3], sf, sum2, bpw, stop, span, opt};
+        /* OPT bit 2: enc_bc6h_hr.comp, the same code with its texel loops rolled (a smaller program) */
+        return run_shader(ctx, img, (opt & 4u) ? "enc_bc6h_hr" : "enc_bc6h_hl", sf, lanes, cfg, hl_spec, subgroup_size, dst);
     }
     return run_shader(ctx, img, "enc_bc6h_h", sf, 1u, cfg, NULL, subgroup_size, dst);
 }

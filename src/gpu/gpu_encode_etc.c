@@ -149,6 +149,48 @@ static void cpu_job(const eac_job *j, uint32_t bx, uint32_t block, int ch, int q
     kiln__eac_encode_channel(&tg, quality, dither, out);
 }
 
+/* The flagged jobs of an EAC pass (list[0..n-1], job = block * nch + channel) re-encoded with cpu_job over
+ * the context's threads (helper etcring: on the H100 the serial loop was most of an EAC batch's wall time);
+ * job jn's 8 bytes at d + (jn / nch) * stride + off + 8 (jn % nch). */
+typedef struct eac_fix_job {
+    const eac_job *ej;
+    uint32_t bx, nch;
+    const uint32_t *list;
+    int quality, dither;
+    uint8_t *d;
+    size_t stride, off;
+} eac_fix_job;
+
+static void eac_fix_jobs(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const eac_fix_job *f = user;
+    for (size_t i = begin; i < end; i++) {
+        const uint32_t jn = f->list[i];
+        cpu_job(f->ej, f->bx, jn / f->nch, (int)(jn % f->nch), f->quality, f->dither,
+                f->d + (size_t)(jn / f->nch) * f->stride + f->off + 8u * (jn % f->nch));
+    }
+}
+
+/* Collects the nonzero flags of fl[0..njobs-1] into a list (malloc'd into *list, count *n) and re-encodes
+ * those jobs as eac_fix_jobs does. */
+static kiln_status eac_fix(kiln_context *ctx, const eac_job *ej, uint32_t bx, uint32_t nch, const uint32_t *fl, uint64_t njobs,
+                           int quality, int dither, uint8_t *d, size_t stride, size_t off)
+{
+    uint64_t n = 0;
+    for (uint64_t jn = 0; jn < njobs; jn++) n += fl[jn] != 0;
+    if (n == 0) return KILN_OK;
+    uint32_t *list = malloc((size_t)n * sizeof *list);
+    if (!list) return kiln__fail(ctx, KILN_ERR_OUT_OF_MEMORY, "GPU EAC encode: no memory for %llu flagged jobs", (unsigned long long)n);
+    n = 0;
+    for (uint64_t jn = 0; jn < njobs; jn++)
+        if (fl[jn]) list[n++] = (uint32_t)jn;
+    eac_fix_job f = {ej, bx, nch, list, quality, dither, d, stride, off};
+    kiln_status st = kiln__parallel_for(ctx, (size_t)n, 8, eac_fix_jobs, &f);
+    free(list);
+    return st;
+}
+
 /* ---------------------------------------------------------------- pass buffers */
 
 /* The synchronous passes' input and output buffers (helper syncbatch): the device's scratch pair
@@ -308,10 +350,8 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
         }
         if (!seed) {
             const uint32_t *fl = (const uint32_t *)((const uint8_t *)kiln_vk_io_map(out) + foff);
-            for (uint64_t jn = 0; jn < njobs; jn++)
-                if (fl[jn])
-                    cpu_job(&job, bx, (uint32_t)(jn / (uint64_t)nch), (int)(jn % (uint64_t)nch), params->quality, params->dither,
-                            dst + ((jn / (uint64_t)nch) * out_stride + out_off + 2 * (jn % (uint64_t)nch)) * 4);
+            st = eac_fix(ctx, &job, bx, (uint32_t)nch, fl, njobs, params->quality, params->dither, dst, (size_t)out_stride * 4u,
+                         (size_t)out_off * 4u);
         }
     }
     pass_io_put(gpu, &pin);
@@ -862,3 +902,6 @@ kiln_status kiln__gpu_encode_etc(kiln_context *ctx, const kiln_image *img, const
 
 /* device-resident texels: the mip chain + encode path (owner mipetc, src/gpu/gpu_mip_encode.c) */
 #include "gpu/gpu_mip_encode_etc.inc"
+
+/* the pipelined ETC / EAC encoder (helper etcring): gpu_encode_bc_ring.inc's design on these passes */
+#include "gpu/gpu_encode_etc_ring.inc"

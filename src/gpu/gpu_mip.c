@@ -8,9 +8,14 @@
  *   pyramid      nvpro_pyramid's schedule: a "fast" stage of M <= 6 levels when both sides are divisible
  *                by 2^M (M >= 2; shuffles when the stage allows it), else a "general" stage of 2 levels
  *                (tiles of 16 x 16 with the 3-tap kernel and a recomputed 1-texel halo)
- *   single-pass  every level in ONE dispatch: stages as above run by the same workgroups, the last
- *                workgroup to finish the tiles a later-stage tile depends on continues with it
- *                (per-tile arrival counters, release/acquire fences; shaders/mip_tile.comp)
+ *   single-pass  on the fast box path (default): the pyramid's fast plan cut after the first stage whose next
+ *                level has at most 1024 texels; that stage runs on shaders/mip_sp.comp, whose last-arriving
+ *                workgroup per texture makes every remaining level in shared memory (sp_fuse: one dispatch for
+ *                the tail; KILN_GPU_MIP_SP_CHAIN chains the odd-level stages before it into the same dispatch
+ *                with per-tile arrival counters). KILN_GPU_MIP_FAST=0 or 1: every level in ONE dispatch on the
+ *                general path, stages as above run by the same workgroups, the last workgroup to finish the
+ *                tiles a later-stage tile depends on continues with it (per-tile arrival counters,
+ *                release/acquire fences; shaders/mip_tile.comp)
  *   auto         pyramid while the fast box path is on (below), else single-pass
  *   baseline     (bench only) reads the base once and writes every level without reducing
  *   blit         the vkCmdBlitImage chain (gpu_mip_blit.c): exact only on even levels, no alpha weighting
@@ -59,6 +64,8 @@
 typedef struct mip_stage {
     uint32_t l0, K, T, ntx, nty, ctr_off, shuffle, write_chain;
     int fast; /* MIP_FAST_*: 0 shaders/mip_tile.comp, else the fast box path */
+    int sp;   /* single pass (shaders/mip_sp.comp): 1 this stage, then the tail; 2 the tail alone; 3 this stage,
+               * the odd-level stages after it (4: no dispatch of their own) and the tail (KILN_GPU_MIP_SP_CHAIN) */
 } mip_stage;
 
 typedef struct mip_plan {
@@ -180,6 +187,88 @@ static uint32_t even_steps(const mip_plan *p, uint32_t l0, uint32_t cap)
     return M;
 }
 
+/* The single pass on the fast box path (KILN_GPU_MIP_FAST unset or 2): the pyramid's fast plan (no odd pairs,
+ * no mip_fast_level tail) cut after the first stage whose last level e is followed by a level of at most
+ * sp_cap() texels; that stage runs on shaders/mip_sp.comp and its last-arriving workgroup per texture makes
+ * levels e+1 .. L-1 in shared memory (one dispatch for the tail instead of one per level). When level 1 is
+ * already that small and the first stage does not end the chain: one workgroup per texture makes every level
+ * (mode 2). MIP_SP_CAP = mip_sp.comp's SP_CAP (shared arrays of SP_CAP + SP_CAP / 2 vec4s).
+ * KILN_GPU_MIP_SP_TAIL=N (tuning aid, N <= MIP_SP_CAP): the tail starts at a level of at most N texels. */
+#define MIP_SP_CAP 1024u
+static uint64_t sp_cap(void)
+{
+    const char *e = getenv("KILN_GPU_MIP_SP_TAIL");
+    uint64_t n = e && e[0] >= '0' && e[0] <= '9' ? strtoull(e, NULL, 10) : MIP_SP_CAP;
+    return n < MIP_SP_CAP ? n : MIP_SP_CAP;
+}
+
+/* KILN_GPU_MIP_SP_CHAIN (tuning aid, off by default until timed on a real GPU): 1 = the odd-level (MIP_FAST_LEVEL)
+ * stages before the fused one run in the same dispatch as it and the stage before them (per-tile arrival counters:
+ * the workgroup that completes a tile's inputs makes it), an mip_fast2.comp stage staying a dispatch of its own;
+ * 2 = the same with that stage made by mip_fast.comp's kernel inside the chain (one dispatch for 1920x1080). */
+static int sp_chain(void)
+{
+    const char *e = getenv("KILN_GPU_MIP_SP_CHAIN");
+    return e && (e[0] == '1' || e[0] == '2') && e[1] == 0 ? e[0] - '0' : 0;
+}
+
+/* The tail is fused only into a stage of at most MIP_SP_FUSE_WG workgroups (all textures): H100 2026-11-25 21:06
+ * UTC (lead, mipsp script): fused into a large even stage it cost more than the dispatch it saves (4096^2 E6s6
+ * 333.5 us vs pyramid E6+E6 ~143; 256 x 256^2 E6s2 147.2 vs 139.6: mip_sp.comp's larger footprint in the big
+ * stage), while fused into the small odd stages it won (3095x990 123.8 us vs pyramid 130.7 and blit 126.1). */
+#define MIP_SP_FUSE_WG 256u
+
+static void sp_fuse(mip_plan *p, uint64_t cap, int chain, uint32_t count)
+{
+    if (p->nst == 0) return;
+    const uint32_t L = p->L;
+    if ((uint64_t)p->w[1] * p->h[1] <= cap && p->st[0].l0 + p->st[0].K < L - 1) {
+        mip_stage *s = &p->st[0];
+        memset(s, 0, sizeof *s);
+        s->K = L - 1;
+        s->ntx = s->nty = 1;
+        s->fast = MIP_FAST_LEVEL;
+        s->sp = 2;
+        p->nst = 1;
+        return;
+    }
+    for (uint32_t i = 0; i < p->nst; i++) {
+        mip_stage *s = &p->st[i];
+        const uint32_t e = s->l0 + s->K;
+        if (e + 1 >= L || (uint64_t)p->w[e + 1] * p->h[e + 1] > cap) continue;
+        /* not into a six-level even stage: on the H100 (2026-11-25 21:32 UTC) 8192^2 ran E6+E6s1 in 1272 us
+         * against the pyramid's E6+E6+E1 in 461 */
+        if ((s->fast == MIP_FAST_EVEN || s->fast == MIP_FAST_EVEN2) && s->K > 5) continue;
+        if ((uint64_t)s->ntx * s->nty * count > MIP_SP_FUSE_WG) return; /* the pyramid's plan from here on */
+        if (s->fast == MIP_FAST_EVEN2) { /* mip_sp.comp carries mip_fast.comp's even stage (K <= 5 here) */
+            s->fast = MIP_FAST_EVEN;
+            s->T = 64u >> s->K;
+            s->ntx = div_up(p->w[s->l0], 64);
+            s->nty = div_up(p->h[s->l0], 64);
+        }
+        s->sp = 1;
+        p->nst = i + 1;
+        uint32_t g = i;
+        while (chain && g > 0 && p->st[g].fast == MIP_FAST_LEVEL) g--;
+        if (g < i && p->st[g].fast == MIP_FAST_EVEN2) {
+            if (chain == 2) {
+                mip_stage *f = &p->st[g];
+                f->fast = MIP_FAST_EVEN;
+                f->T = 64u >> f->K;
+                f->ntx = div_up(p->w[f->l0], 64);
+                f->nty = div_up(p->h[f->l0], 64);
+            } else {
+                g++;
+            }
+        }
+        if (g < i && (p->st[g].fast == MIP_FAST_EVEN || p->st[g].fast == MIP_FAST_LEVEL)) {
+            p->st[g].sp = 3;
+            for (uint32_t k = g + 1; k <= i; k++) p->st[k].sp = 4;
+        }
+        return;
+    }
+}
+
 static void make_plan(mip_plan *p, uint32_t W, uint32_t H, uint32_t L, int strategy, int shuffles, int fast,
                       uint32_t count)
 {
@@ -190,10 +279,11 @@ static void make_plan(mip_plan *p, uint32_t W, uint32_t H, uint32_t L, int strat
         p->h[m] = kiln_level_dim(H, m);
     }
     uint32_t l0 = 0;
-    const int fast_ok = fast && (strategy == KILN_MIP_STRATEGY_PER_LEVEL || strategy == KILN_MIP_STRATEGY_SUBGROUP ||
-                                 strategy == KILN_MIP_STRATEGY_PYRAMID);
-    const uint64_t tail = fast_ok ? tail_texels() : 0;
-    const uint64_t pairs = fast_ok ? odd_pairs() : 0;
+    const int sp = fast >= 2 && strategy == KILN_MIP_STRATEGY_SINGLE_PASS; /* sp_fuse */
+    const int fast_ok = sp || (fast && (strategy == KILN_MIP_STRATEGY_PER_LEVEL ||
+                                        strategy == KILN_MIP_STRATEGY_SUBGROUP || strategy == KILN_MIP_STRATEGY_PYRAMID));
+    const uint64_t tail = fast_ok && !sp ? tail_texels() : 0;
+    const uint64_t pairs = fast_ok && !sp ? odd_pairs() : 0;
     const int even2 = fast_ok && even2_enabled();
     while (l0 + 1 < L) {
         uint32_t rem = L - 1 - l0, K = 1;
@@ -258,7 +348,10 @@ static void make_plan(mip_plan *p, uint32_t W, uint32_t H, uint32_t L, int strat
         add_stage(p, l0, K, shuf && shuffles);
         l0 += K;
     }
+    if (sp) sp_fuse(p, sp_cap(), sp_chain(), count);
     for (uint32_t s = 0; s + 1 < p->nst; s++) p->st[s].write_chain = 1;
+    if (p->nst && (p->st[p->nst - 1].sp == 1 || p->st[p->nst - 1].sp == 4))
+        p->st[p->nst - 1].write_chain = 1; /* the tail reads it */
 }
 
 /* ---------------------------------------------------------------- buffers and recording */
@@ -272,7 +365,8 @@ typedef struct mip_run {
     uint32_t table_words;
     kiln_vk_io prm, in, out, lut;
     kiln_vk_buffer chain, ctr;
-    const kiln_vk_pipeline *tile, *base, *fast, *fast_level, *fast2;
+    const kiln_vk_pipeline *tile, *base, *fast, *fast_level, *fast2, *sp;
+    int ctr_fresh; /* the counters are new: zero them once (mip_sp.comp resets its own after use) */
 } mip_run;
 
 static void run_free(mip_run *r)
@@ -385,6 +479,10 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
         sw[6] = st->shuffle;
         sw[7] = st->write_chain;
     }
+    if (p->nst && p->st[p->nst - 1].sp) { /* mip_sp.comp: the tail's arrival counter per texture (job word 7) */
+        t[7] = (uint32_t)ctr_w;
+        ctr_w += r->count;
+    }
     r->in_words = (uint32_t)((uint64_t)r->W * r->H * ((flags & MIPF_IN_F32) ? 4 : 1));
     r->out_words = (uint32_t)out_w;
     r->chain_vec4 = (uint32_t)chain_v;
@@ -416,6 +514,7 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
         KILN_TRY(kiln_vk_io_create(ctx, gpu, out_bytes ? out_bytes : 16, 1, &r->out));
     KILN_TRY(kiln_vk_buffer_create(ctx, gpu, chain_bytes ? chain_bytes : 16, KILN_VK_MEM_DEVICE, &r->chain));
     KILN_TRY(kiln_vk_buffer_create(ctx, gpu, ctr_bytes ? ctr_bytes : 16, KILN_VK_MEM_DEVICE, &r->ctr));
+    r->ctr_fresh = 1;
     if (!r->lut.dev.buffer) {
         KILN_TRY(kiln_vk_io_create(ctx, gpu, 1024 * 4, 0, &r->lut));
         float *l = kiln_vk_io_map(&r->lut);
@@ -433,7 +532,20 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
                                    .full_subgroups = gpu->full_subgroups};
         KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &d, &r->tile));
         int any_even = 0, any_level = 0, any_even2 = 0;
+        if (p->nst && p->st[p->nst - 1].sp) { /* mip_sp.comp: mode, shared sizes, chain (spec constants 1..4) */
+            const mip_stage *ls = &p->st[p->nst - 1], *fs = ls;
+            while (fs->sp == 4) fs--; /* the chain's first stage */
+            const uint32_t m1 = ls->sp == 2 ? 1u : ls->l0 + ls->K + 1;
+            uint32_t spec[4] = {ls->sp == 2 ? 2u : fs->fast == MIP_FAST_EVEN ? 0u : 1u, 256u, 0u, fs->sp == 3};
+            while (spec[1] < p->w[m1] * p->h[m1]) spec[1] *= 2; /* <= MIP_SP_CAP (sp_fuse) */
+            spec[2] = spec[1] / 2;
+            kiln_vk_pipeline_desc f = {.shader = "mip_sp", .local_size = MIP_LOCAL, .spec = spec, .nspec = 4,
+                                       .nbindings = MIP_BINDINGS, .push_size = MIP_FAST_PUSH,
+                                       .subgroup_size = subgroup_size};
+            KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &f, &r->sp));
+        }
         for (uint32_t s = 0; s < p->nst; s++) {
+            if (p->st[s].sp) continue;
             any_even2 |= p->st[s].fast == MIP_FAST_EVEN2;
             any_even |= p->st[s].fast == MIP_FAST_EVEN;
             any_level |= p->st[s].fast == MIP_FAST_LEVEL || p->st[s].fast == MIP_FAST_TAIL || p->st[s].fast == MIP_FAST_LEVEL2;
@@ -491,24 +603,31 @@ static kiln_status run_record(kiln_context *ctx, kiln_vk_cmd *cmd, mip_run *r, i
         uint32_t push[2] = {texels, texels * r->count};
         return kiln_vk_cmd_dispatch_linear(ctx, cmd, r->base, b, push, (uint64_t)texels * r->count);
     }
-    const int single = strategy == KILN_MIP_STRATEGY_SINGLE_PASS || strategy == KILN_MIP_STRATEGY_AUTO;
-    if (single && p->nst > 1) {
+    const int sp = p->nst && p->st[p->nst - 1].sp; /* single pass on the fast path: sp_fuse */
+    const int single = !sp && p->nst && !p->st[0].fast && /* mip_tile.comp's single pass (KILN_GPU_MIP_FAST=0, 1) */
+                       (strategy == KILN_MIP_STRATEGY_SINGLE_PASS || strategy == KILN_MIP_STRATEGY_AUTO);
+    if ((single && p->nst > 1) || (sp && r->ctr_fresh)) {
         vkCmdFillBuffer(cmd->cb, r->ctr.buffer, 0, VK_WHOLE_SIZE, 0);
         kiln_vk_cmd_transfer_to_compute(cmd->cb);
     }
+    if (sp) r->ctr_fresh = 0;
     for (uint32_t s = 0; s < p->nst; s++) {
         const mip_stage *st = &p->st[s];
         uint32_t tiles = st->ntx * st->nty;
         uint32_t gx = tiles < 65535 ? tiles : 65535, gy = div_up(tiles, gx);
         uint32_t push[MIP_FAST_PUSH / 4] = {s, single ? 1u : st->fast == MIP_FAST_TAIL ? 1u : st->fast == MIP_FAST_LEVEL2 ? 2u : 0u};
         if (st->fast) fast_push(r, st, push);
-        const kiln_vk_pipeline *pipe = st->fast == MIP_FAST_EVEN    ? r->fast
+        if (st->sp == 4) continue; /* made inside the chain's dispatch */
+        if (st->sp) push[1] = st->sp == 2 ? 2u : st->fast == MIP_FAST_EVEN ? 0u : 1u; /* mip_sp.comp's mode */
+        if (st->sp == 3) push[15] = p->nst - 1;                                        /* the chain's last stage */
+        const kiln_vk_pipeline *pipe = st->sp                       ? r->sp
+                                       : st->fast == MIP_FAST_EVEN    ? r->fast
                                        : st->fast == MIP_FAST_EVEN2 ? r->fast2
                                        : st->fast                   ? r->fast_level
                                                                     : r->tile;
         KILN_TRY(kiln_vk_cmd_dispatch(ctx, cmd, pipe, b, push, gx, gy, r->count));
         if (single) break;
-        if (s + 1 < p->nst) kiln_vk_cmd_barrier(cmd);
+        if (s + 1 < p->nst && p->st[s + 1].sp != 4) kiln_vk_cmd_barrier(cmd);
     }
     return KILN_OK;
 }
@@ -528,9 +647,27 @@ static void plan_desc(const mip_plan *p, char *out, size_t n)
                          : st->fast == MIP_FAST_TAIL  ? "T"
                                                       : "G",
                          st->K);
+        if (w >= 0 && st->sp && k + (size_t)w + 8 < n) /* single pass: "s" + the tail's levels ("S": tail alone) */
+            w += st->sp == 3 || (st->sp == 4 && s + 1 < p->nst) /* "c": in the chain's dispatch */
+                     ? snprintf(out + k + (size_t)w, n - k - (size_t)w, "c")
+                     : snprintf(out + k + (size_t)w, n - k - (size_t)w, "%s%u", st->sp == 2 ? "S" : "s",
+                                st->sp == 2 ? st->K : p->L - 1 - (st->l0 + st->K));
         if (w < 0) break;
         k += (size_t)w;
     }
+}
+
+/* Dispatches of a recorded plan: the general single pass (mip_tile.comp) is one, the rest one per stage. */
+static uint32_t plan_dispatches(const mip_run *r, int strategy)
+{
+    const mip_plan *p = &r->plan;
+    const int sp = p->nst && p->st[p->nst - 1].sp;
+    if (!sp && p->nst && !p->st[0].fast &&
+        (strategy == KILN_MIP_STRATEGY_SINGLE_PASS || strategy == KILN_MIP_STRATEGY_AUTO))
+        return 1u;
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < p->nst; s++) n += p->st[s].sp != 4;
+    return n;
 }
 
 static int strategy_known(int s) { return s >= KILN_MIP_STRATEGY_AUTO && s <= KILN_MIP_STRATEGY_BASELINE; }
@@ -654,7 +791,7 @@ kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job)
         plan_desc(&r.plan, desc, sizeof desc);
         fprintf(stderr, "kiln: mipmaps on %s, strategy %s: %u dispatch(es) (%s), %.3f ms kernel time\n",
                 gpu->props.deviceName, strategy_name(job->strategy),
-                strategy == KILN_MIP_STRATEGY_SINGLE_PASS || strategy == KILN_MIP_STRATEGY_AUTO ? 1u : r.plan.nst,
+                plan_dispatches(&r, strategy),
                 desc, ms);
     }
     run_free(&r);
@@ -765,9 +902,7 @@ kiln_status kiln__gpu_mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
     dev->out = r->out.dev.buffer;
     dev->image_stride = (VkDeviceSize)r->out_words * 4;
     for (uint32_t l = 1; l < job->levels; l++) dev->off[l] = (VkDeviceSize)r->table[P_LEVEL + 4 * l + 3] * 4;
-    dev->dispatches = strategy == KILN_MIP_STRATEGY_SINGLE_PASS || strategy == KILN_MIP_STRATEGY_AUTO
-                          ? 1u
-                          : r->plan.nst;
+    dev->dispatches = plan_dispatches(r, strategy);
     snprintf(dev->what, sizeof dev->what, "box filter, strategy %s", strategy_name(job->strategy));
     return KILN_OK;
 }
@@ -861,6 +996,12 @@ kiln_status kiln__gpu_mip_bench(kiln_context *ctx, uint32_t w, uint32_t h, uint3
             }
             st = ps;
             break;
+        }
+        if (getenv("KILN_GPU_MIP_PLAN")) { /* tuning aid: the plan timed */
+            char desc[256];
+            plan_desc(&r.plan, desc, sizeof desc);
+            fprintf(stderr, "gpu_mip plan %ux%u x%u %s%s: %s (%u dispatches)\n", w, h, count, strategy_name(strat),
+                    fast ? "" : " (general)", desc, plan_dispatches(&r, rstrat));
         }
         /* one warm-up run (uploads), then runs cold and runs warm */
         for (uint32_t i = 0; i <= 2 * runs && st == KILN_OK; i++) {

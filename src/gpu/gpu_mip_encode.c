@@ -43,8 +43,14 @@
  * path (same mip arithmetic, same encoder shaders, same CPU fallback), tested on lavapipe by
  * tests/unit/test_gpu_mip_encode.c.
  *
- * Not here (KILN_ERR_UNSUPPORTED: kiln_encode_mips takes the host path): 16-bit images (mip.c filters them
- * on the CPU: no chain on the device), BC6H from non-float images or with an sRGB chain
+ * 16-bit images (helper mip16, gpu_mip16.c): mip.c's decoder makes the base's floats on the host
+ * (kiln__mip_decode_f32), the float mip pass filters them, and shaders/mip16_convert.comp (instead of
+ * mip_enc_convert.comp, same modes) quantises every level (level 0: the decoded base; decode + requantise
+ * is the identity, checked) exactly as mip.c's 16-bit sink and writes the words the host prepares from a
+ * 16-bit level; gathered float texels are requantised to 16 bits on the host for the CPU encoder.
+ *
+ * Not here (KILN_ERR_UNSUPPORTED: kiln_encode_mips takes the host path): 16-bit normal maps and 16-bit
+ * images with the blit strategy, BC6H from non-float images or with an sRGB chain
  * or its tuning variables, BC7, ETC2 above FAST / RGB A1 without 64-bit shader arithmetic or with KILN_GPU_ETC2_TH=host, the seed GPU strategy,
  * alpha coverage (a host post-pass over the fp32 chain), the baseline strategy, the blit strategy with a
  * non-box filter (not a blit), dithering and bc1_black
@@ -54,6 +60,8 @@
 #include "gpu/gpu_mip_encode.h"
 #include "gpu/gpu_mip.h"
 #include "gpu/gpu_mip_encode_etc.h"
+#include "gpu/gpu_mip16.h"
+#include "image/color.h"
 #include "codec/codec.h"
 #include "mip/mip.h"
 
@@ -89,6 +97,8 @@ typedef struct fb_job {
     uint32_t block_bytes, levels;
     int signed_map;
     int f32; /* records of RGBA32F texels (mip_enc_gather_f32.comp) */
+    int u16; /* f32 records of a 16-bit source's chain (helper mip16): quantised as mip.c's SINK_U16 first */
+    int srgb16; /* u16: colour is kiln__linear_to_srgb16 (else kiln__float_to_unorm16) */
     int bad; /* a record with an impossible level (never expected) */
 } fb_job;
 
@@ -106,6 +116,19 @@ static void fallback_records(void *user, size_t begin, size_t end, uint32_t work
         const uint32_t *r = j->rec + 1 + i * (j->f32 ? ME_RECORD_WORDS_F32 : ME_RECORD_WORDS);
         if (r[0] >= j->levels) {
             j->bad = 1;
+            continue;
+        }
+        if (j->f32 && j->u16) { /* encode.c fetch_texel for KILN_PIXEL_U16 on the 16-bit level */
+            for (int k = 0; k < 64; k++) {
+                float v;
+                memcpy(&v, &r[2 + k], sizeof v);
+                uint16_t p = (k & 3) != 3 && j->srgb16 ? kiln__linear_to_srgb16(v) : kiln__float_to_unorm16(v);
+                blk.rgba8[k] = kiln__unorm16_to_unorm8(p);
+                blk.rgba16[k] = p;
+                float f = (float)p * (1.0f / 65535.0f);
+                blk.f[k] = j->signed_map ? f * 2.0f - 1.0f : f;
+            }
+            j->fn(&blk, j->dst[r[0]] + (size_t)r[1] * j->block_bytes, j->params);
             continue;
         }
         if (j->f32) {
@@ -231,14 +254,19 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     case KILN_FORMAT_EAC_RG11_UNORM: case KILN_FORMAT_EAC_RG11_SNORM: etc = 1; break;
     default: break;
     }
-    /* 16-bit images: kiln_mip_generate filters them on the CPU (mip.c try_gpu), so no chain is on the
-     * device to keep there */
-    if (img->type != KILN_PIXEL_F32 && (bc6h || img->type != KILN_PIXEL_U8))
+    /* 16-bit images (helper mip16): the float chain of the base decoded as mip.c decodes it, quantised
+     * to 16 bits and converted for the encoder by mip16_convert.comp (BC6H: float images only) */
+    if (img->type != KILN_PIXEL_F32 && (bc6h || (img->type != KILN_PIXEL_U8 && img->type != KILN_PIXEL_U16)))
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                           "device-resident mip encoding: %u-bit images take the host path for %s (%s images only)",
-                          (unsigned)img->type * 8, fi->name, bc6h ? "float" : "8-bit and float");
-    /* a float chain into an 8-bit encoder: mip_enc_convert.comp makes what the host would prepare */
-    const int fsrc = img->type == KILN_PIXEL_F32 && !bc6h;
+                          (unsigned)img->type * 8, fi->name, bc6h ? "float" : "8-bit, 16-bit and float");
+    const int u16src = img->type == KILN_PIXEL_U16;
+    if (u16src && (mp->normal_map || mp->strategy == KILN_MIP_STRATEGY_BLIT))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "device-resident mip encoding: 16-bit normal maps and the blit strategy take the host path");
+    /* a float (or 16-bit) chain into an 8-bit encoder: mip_enc_convert.comp (mip16_convert.comp) makes
+     * what the host would prepare */
+    const int fsrc = (img->type == KILN_PIXEL_F32 || u16src) && !bc6h;
     if (img->channels < 1 || img->channels > 4)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: %u channels", img->channels);
     if ((unsigned)mp->filter > KILN_MIP_FILTER_MITCHELL || (unsigned)mp->edge > KILN_MIP_EDGE_WRAP ||
@@ -284,7 +312,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         plan.block_bytes = 16;
         plan.table_words = plan6.has_table ? plan6.table_words : 1;
     } else {
-        KILN_TRY(kiln__gpu_bc_dev_plan(ctx, gpu, params, W, H, img->type, 0, &plan));
+        KILN_TRY(kiln__gpu_bc_dev_plan(ctx, gpu, params, W, H, u16src ? KILN_PIXEL_F32 : img->type, 0, &plan));
     }
     out_bpb = etc ? plane.out_bytes : plan.block_bytes;
     const VkDeviceSize texel_bytes = bc6h ? 16 : 4;
@@ -295,6 +323,10 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     uint32_t cmode = 0, cwords = 0;
     const kiln_vk_pipeline *conv = NULL, *eac_tg = NULL;
     if (fsrc) KILN_TRY(float_chain_plan(ctx, gpu, fi, etc ? NULL : &plan, etc ? &plane : NULL, &cmode, &cwords, &conv, &eac_tg));
+    /* 16-bit: the same layouts from the 16-bit values (mip16_convert.comp's modes 0-5 are
+     * mip_enc_convert.comp's), with the SNORM 2x - 1 mapping of non-float sources */
+    uint32_t cflags = u16src && (fi->flags & KILN_FF_SIGNED) ? 1u : 0u;
+    if (u16src) KILN_TRY(kiln__gpu_mip16_pipeline(ctx, gpu, &conv));
 
     /* the mip job, as mip.c's try_gpu builds it for kiln_mip_generate on this image */
     const int srgb = mp->normal_map ? 0
@@ -303,10 +335,15 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
                                                           : img->srgb != 0 && img->type == KILN_PIXEL_U8;
     if (bc6h && srgb)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: sRGB float chains take the host path");
+    if (srgb) cflags |= 2u; /* mip16_convert.comp: sRGB colour codes */
+    kiln_image fimg;
+    memset(&fimg, 0, sizeof fimg);
+    /* (decoded after the checks below, with the buffers: freed at the end) */
     uint8_t weighted = !mp->normal_map && mp->alpha == KILN_MIP_ALPHA_WEIGHTED &&
                        (img->channels == 2 || img->channels == 4) && kiln__mip_base_has_alpha(img);
-    kiln__gpu_mip_job job = {.images = img, .count = 1, .levels = L, .decode_srgb = srgb, .out_srgb = srgb,
-                             .out_kind = img->type == KILN_PIXEL_F32 ? 4 : 1, .weighted = &weighted, .dst = NULL,
+    kiln__gpu_mip_job job = {.images = u16src ? &fimg : img, .count = 1, .levels = L, .decode_srgb = u16src ? 0 : srgb,
+                             .out_srgb = u16src ? 0 : srgb, .out_kind = img->type == KILN_PIXEL_U8 ? 1 : 4,
+                             .weighted = &weighted, .dst = NULL,
                              .strategy = (int)mp->strategy,
                              .filter = (int)mp->filter, .edge = (int)mp->edge, .normal_map = mp->normal_map != 0,
                              .alpha_coverage_ref = 0.0f};
@@ -363,7 +400,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
             st = kiln__fail(ctx, KILN_ERR_INTERNAL, "device-resident mip encoding: texture level %u is missing", l);
     }
 
-    kiln_vk_io blocks = {0}, tab = {0};
+    kiln_vk_io blocks = {0}, tab = {0}, tab16 = {0};
     /* records stay in device memory; the counter (and, when there are records, just those) are copied
      * into small host buffers */
     kiln_vk_buffer flags = {0}, recs = {0}, cnt = {0}, rdown = {0}, scratch = {0}, convb = {0};
@@ -381,6 +418,23 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, bytes_conv, KILN_VK_MEM_DEVICE, &convb);
     if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, 16, KILN_VK_MEM_DOWNLOAD, &cnt);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)plan.table_words * 4, 0, &tab);
+    /* 16-bit: the decoded base (the mip pass's input) and the quantisers' decision points */
+    if (st == KILN_OK && u16src) st = kiln__mip_decode_f32(ctx, img, srgb, &fimg);
+    if (st == KILN_OK && u16src) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4, 0, &tab16);
+    if (st == KILN_OK && u16src) {
+        float *t = kiln__malloc(ctx, (size_t)KILN_GPU_MIP16_THR_FLOATS * sizeof *t);
+        if (!t) st = KILN_ERR_OUT_OF_MEMORY;
+        else {
+            kiln__gpu_mip16_thresholds(t, srgb);
+            /* level 0 is converted from the decoded base: decode + requantise must be the identity */
+            if (!kiln__gpu_mip16_roundtrip(t, srgb))
+                st = kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                                "device-resident mip encoding: 16-bit %s values do not round-trip", srgb ? "sRGB" : "linear");
+            memcpy(kiln_vk_io_map(&tab16), t, (size_t)KILN_GPU_MIP16_THR_FLOATS * sizeof *t);
+            free(t);
+        }
+        if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, tab16.direct ? &tab16.dev : &tab16.staging);
+    }
     if (st == KILN_OK) {
         if (bc6h && plan6.has_table) kiln__gpu_bc6h_dev_table(kiln_vk_io_map(&tab));
         else if (bc6h) *(uint32_t *)kiln_vk_io_map(&tab) = 0;
@@ -409,6 +463,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         vkCmdFillBuffer(cb, recs.buffer, 0, 16, 0); /* the record counter */
         kiln_vk_cmd_transfer_to_compute(cb);
         kiln_vk_cmd_upload(&cmd, &tab, 0);
+        if (u16src) kiln_vk_cmd_upload(&cmd, &tab16, 0);
         st = blit ? kiln__gpu_mip_blit_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md)
                   : kiln__gpu_mip_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md);
         if (st == KILN_OK && qp) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);
@@ -421,7 +476,9 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
                                      .range = (VkDeviceSize)lw[l] * lh[l] * 16},
                                     {.buffer = convb.buffer, .offset = coff[l], .range = (VkDeviceSize)lw[l] * lh[l] * cwords * 4}};
             const uint32_t push[3] = {lw[l] * lh[l], cmode, cwords};
-            st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, conv, b, push, (uint64_t)lw[l] * lh[l]);
+            const kiln_vk_binding t16 = {.buffer = tab16.dev.buffer, .range = (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4};
+            if (u16src) st = kiln__gpu_mip16_record(ctx, &cmd, conv, &b[0], &b[1], &t16, lw[l] * lh[l], cmode, cwords, cflags);
+            else st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, conv, b, push, (uint64_t)lw[l] * lh[l]);
         }
         if (st == KILN_OK && fsrc) kiln_vk_cmd_barrier(&cmd);
         for (uint32_t l = 0; l < L && st == KILN_OK; l++) {
@@ -528,6 +585,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
             if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, &rdown);
             if (st == KILN_OK) {
                 fb_job fj = {.rec = rdown.mapped, .dst = dst, .params = params, .fn = fn, .f32 = fsrc,
+                             .u16 = u16src, .srgb16 = srgb,
                              .block_bytes = plan.block_bytes, .levels = L,
                              .signed_map = (fi->flags & KILN_FF_SIGNED) != 0};
                 st = kiln__parallel_for(ctx, (size_t)nrec, 16, fallback_records, &fj);
@@ -549,7 +607,9 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
                     "kiln: %s mip chain on %s, device-resident: %u levels (%s%s) encoded where the mip pass wrote "
                     "them, only blocks downloaded, %llu block(s) to the CPU encoder; kernel time mip %.3f ms + "
                     "encode %.3f ms, %.3f ms wall\n",
-                    fi->name, gpu->props.deviceName, L, md.what, fsrc ? "; float levels converted on the device" : "",
+                    fi->name, gpu->props.deviceName, L, md.what,
+                    u16src ? "; 16-bit levels quantised and converted on the device"
+                    : fsrc ? "; float levels converted on the device" : "",
                     (unsigned long long)nrec, mip_ms, enc_ms, t_wall);
         (void)kiln__progress(ctx, 1.0f);
     }
@@ -559,6 +619,8 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     kiln_vk_buffer_destroy(gpu, &cnt);
     kiln_vk_buffer_destroy(gpu, &rdown);
     kiln_vk_io_destroy(gpu, &tab);
+    kiln_vk_io_destroy(gpu, &tab16);
+    kiln_image_free(&fimg);
     kiln_vk_buffer_destroy(gpu, &flags);
     kiln_vk_buffer_destroy(gpu, &scratch);
     kiln_vk_buffer_destroy(gpu, &convb);

@@ -30,7 +30,7 @@
 
 #define KILN_VK_MAX_BINDINGS 8
 #define KILN_VK_MAX_SPEC 8
-#define KILN_VK_MAX_PIPELINES 64
+#define KILN_VK_MAX_PIPELINES 256
 #define KILN_VK_MAX_DEVICES 16
 
 /* Records "NAME failed: VK_ERROR_..." and returns KILN_ERR_GPU; KILN_OK for VK_SUCCESS. */
@@ -89,6 +89,10 @@ struct kiln_gpu {
     /* subgroup size control (VK_EXT_subgroup_size_control or Vulkan 1.3), when enabled */
     int size_control, full_subgroups;
     uint32_t min_subgroup, max_subgroup;
+    /* VK_KHR_pipeline_executable_properties enabled (KILN_VK_PIPELINE_STATS=1 when the device was created
+     * and the device offers it): pipelines are created with VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR
+     * and their statistics printed to stderr (kiln_vk_pipeline_stats) */
+    int exec_stats;
     kiln_vk_pipeline pipelines[KILN_VK_MAX_PIPELINES];
     uint32_t npipelines;
     /* scratch reused by the decoders (grown on demand) and their table buffer (gpu_abi.h) */
@@ -128,6 +132,15 @@ typedef struct kiln_vk_pipeline_desc {
 /* Finds or creates the pipeline; the pointer stays valid as long as the device. */
 kiln_status kiln_vk_pipeline_get(kiln_context *ctx, kiln_gpu *gpu, const kiln_vk_pipeline_desc *desc,
                                  const kiln_vk_pipeline **out);
+
+/* The driver's statistics of a pipeline's executables (VK_KHR_pipeline_executable_properties: register
+ * count, spills, shared memory, ... whatever it reports) as text, one "shader: executable: name = value"
+ * line each, into buf (truncated to size; may be NULL with size 0); *nstats = the statistics found.
+ * KILN_ERR_UNSUPPORTED when gpu->exec_stats is 0 (KILN_VK_PIPELINE_STATS=1 was not set when the device
+ * was created, or the device lacks the extension). With gpu->exec_stats, kiln_vk_pipeline_get prints
+ * them to stderr when it creates a pipeline. */
+kiln_status kiln_vk_pipeline_stats(kiln_context *ctx, kiln_gpu *gpu, const kiln_vk_pipeline *pipe, char *buf, size_t size,
+                                   uint32_t *nstats);
 
 /* ---- buffers ---- */
 

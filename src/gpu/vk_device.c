@@ -368,7 +368,7 @@ static kiln_status create_device(kiln_context *ctx, kiln_gpu *gpu, int index)
     want.textureCompressionBC = f2.features.textureCompressionBC;     /* for sampling checks */
     want.textureCompressionETC2 = f2.features.textureCompressionETC2;
     VkPhysicalDeviceSubgroupSizeControlFeatures scf_on = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
-    const char *exts[2];
+    const char *exts[3];
     uint32_t nexts = 0;
     void *chain = NULL;
     if ((sc_core || sc_ext) && scf.subgroupSizeControl && (scp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
@@ -381,6 +381,27 @@ static kiln_status create_device(kiln_context *ctx, kiln_gpu *gpu, int index)
         gpu->min_subgroup = scp.minSubgroupSize;
         gpu->max_subgroup = scp.maxSubgroupSize;
     }
+    /* KILN_VK_PIPELINE_STATS=1: the driver's per-pipeline statistics (VK_KHR_pipeline_executable_properties)
+     * when offered; kiln_vk_pipeline_get prints them (vk_runtime.c) */
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pef = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    gpu->exec_stats = 0;
+    if (env_is_1("KILN_VK_PIPELINE_STATS") && has_device_ext(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+        VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR q = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+        VkPhysicalDeviceFeatures2 qf = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &q};
+        vkGetPhysicalDeviceFeatures2(pd, &qf);
+        if (q.pipelineExecutableInfo) {
+            pef.pipelineExecutableInfo = VK_TRUE;
+            pef.pNext = chain;
+            chain = &pef;
+            exts[nexts++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+            gpu->exec_stats = 1;
+        }
+    }
+    if (env_is_1("KILN_VK_PIPELINE_STATS") && !gpu->exec_stats)
+        fprintf(stderr, "kiln: KILN_VK_PIPELINE_STATS=1: %s does not offer %s: no pipeline statistics\n", gpu->props.deviceName,
+                VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,

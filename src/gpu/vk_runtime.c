@@ -2,6 +2,7 @@
 #include "gpu/vk.h"
 #include "gpu/shaders.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,7 @@ kiln_status kiln_vk_pipeline_get(kiln_context *ctx, kiln_gpu *gpu, const kiln_vk
         };
         VkComputePipelineCreateInfo cpci = {
             .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+            .flags = gpu->exec_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
             .stage =
                 {
                     .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
@@ -271,6 +273,89 @@ kiln_status kiln_vk_pipeline_get(kiln_context *ctx, kiln_gpu *gpu, const kiln_vk
     }
     gpu->npipelines++;
     *out = p;
+    if (gpu->exec_stats) { /* KILN_VK_PIPELINE_STATS=1 (vk_device.c): the driver's statistics to stderr */
+        char text[4096];
+        uint32_t n = 0;
+        char spec[96] = "";
+        size_t o = 0;
+        for (uint32_t i = 0; i < p->nspec && o < sizeof spec; i++)
+            o += (size_t)snprintf(spec + o, sizeof spec - o, "%s%u", i ? "," : "", p->spec[i]);
+        if (kiln_vk_pipeline_stats(ctx, gpu, p, text, sizeof text, &n) == KILN_OK)
+            fprintf(stderr, "# pipeline stats: %s (local size %u, spec %s, subgroup %u): %u statistics\n%s", p->shader,
+                    p->local_size, p->nspec ? spec : "-", p->subgroup_size, n, text);
+        else
+            fprintf(stderr, "# pipeline stats: %s: %s\n", p->shader, kiln_last_error(ctx));
+    }
+    return KILN_OK;
+}
+
+/* appends to buf (always terminated) */
+static void stats_append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    if (!buf || size == 0 || *used >= size - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, size - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0) *used = *used + (size_t)n < size - 1 ? *used + (size_t)n : size - 1;
+}
+
+kiln_status kiln_vk_pipeline_stats(kiln_context *ctx, kiln_gpu *gpu, const kiln_vk_pipeline *pipe, char *buf, size_t size,
+                                   uint32_t *nstats)
+{
+    *nstats = 0;
+    if (buf && size) buf[0] = 0;
+    if (!gpu->exec_stats || !pipe || !pipe->pipeline)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "pipeline statistics need VK_KHR_pipeline_executable_properties and KILN_VK_PIPELINE_STATS=1 when "
+                          "the device is created");
+    PFN_vkGetPipelineExecutablePropertiesKHR get_props =
+        (PFN_vkGetPipelineExecutablePropertiesKHR)vkGetDeviceProcAddr(gpu->device, "vkGetPipelineExecutablePropertiesKHR");
+    PFN_vkGetPipelineExecutableStatisticsKHR get_stats =
+        (PFN_vkGetPipelineExecutableStatisticsKHR)vkGetDeviceProcAddr(gpu->device, "vkGetPipelineExecutableStatisticsKHR");
+    if (!get_props || !get_stats)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "the driver does not export vkGetPipelineExecutable*KHR");
+    VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipe->pipeline};
+    uint32_t ne = 0;
+    KILN_VK_TRY(ctx, get_props, (gpu->device, &pi, &ne, NULL));
+    if (ne > 16) ne = 16;
+    VkPipelineExecutablePropertiesKHR ep[16];
+    for (uint32_t i = 0; i < ne; i++) ep[i] = (VkPipelineExecutablePropertiesKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR};
+    if (ne) {
+        VkResult r = get_props(gpu->device, &pi, &ne, ep);
+        if (r != VK_SUCCESS && r != VK_INCOMPLETE) return kiln_vk_check(ctx, r, "vkGetPipelineExecutablePropertiesKHR");
+    }
+    size_t used = 0;
+    for (uint32_t e = 0; e < ne; e++) {
+        VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = pipe->pipeline, .executableIndex = e};
+        uint32_t ns = 0;
+        KILN_VK_TRY(ctx, get_stats, (gpu->device, &ei, &ns, NULL));
+        if (ns > 64) ns = 64;
+        VkPipelineExecutableStatisticKHR st[64];
+        for (uint32_t i = 0; i < ns; i++) st[i] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+        if (ns) {
+            VkResult r = get_stats(gpu->device, &ei, &ns, st);
+            if (r != VK_SUCCESS && r != VK_INCOMPLETE) return kiln_vk_check(ctx, r, "vkGetPipelineExecutableStatisticsKHR");
+        }
+        for (uint32_t i = 0; i < ns; i++) {
+            stats_append(buf, size, &used, "  %s: %s (subgroup %u): %s = ", pipe->shader, ep[e].name, ep[e].subgroupSize, st[i].name);
+            switch (st[i].format) {
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+                stats_append(buf, size, &used, "%s\n", st[i].value.b32 ? "true" : "false");
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+                stats_append(buf, size, &used, "%lld\n", (long long)st[i].value.i64);
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+                stats_append(buf, size, &used, "%llu\n", (unsigned long long)st[i].value.u64);
+                break;
+            default:
+                stats_append(buf, size, &used, "%g\n", st[i].value.f64);
+                break;
+            }
+        }
+        *nstats += ns;
+    }
     return KILN_OK;
 }
 

@@ -3,6 +3,7 @@
 #include "mip/mip.h"
 #include "image/color.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_mip16_api.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -102,6 +103,39 @@ static void decode_row(const decoder *d, uint32_t y, float *out)
         break;
     }
     }
+}
+
+/* The base as the CPU chain reads it (rule 3, decode_row): linear RGBA32F. The GPU paths filter 16-bit
+ * images from this (helper mip16: gpu_mip16.c, gpu_mip_encode.c), so their chain is the CPU's. */
+typedef struct decode_job {
+    const decoder *d;
+    float *out;
+    size_t row_floats;
+} decode_job;
+
+static void decode_rows(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    const decode_job *j = user;
+    (void)worker;
+    for (size_t y = begin; y < end; y++) decode_row(j->d, (uint32_t)y, j->out + y * j->row_floats);
+}
+
+kiln_status kiln__mip_decode_f32(kiln_context *ctx, const kiln_image *img, int srgb, kiln_image *out)
+{
+    memset(out, 0, sizeof *out);
+    KILN_TRY(kiln_image_alloc(ctx, out, img->width, img->height, KILN_PIXEL_F32));
+    out->channels = img->channels;
+    out->hdr = img->hdr;
+    decoder d;
+    kiln_status st = decoder_init(ctx, &d, img, srgb);
+    if (st == KILN_OK) {
+        decode_job j = {.d = &d, .out = out->pixels, .row_floats = (size_t)img->width * 4};
+        size_t rows = 65536 / ((size_t)img->width * 4);
+        st = kiln__parallel_for(ctx, img->height, rows ? rows : 1, decode_rows, &j);
+        decoder_free(&d);
+    }
+    if (st != KILN_OK) kiln_image_free(out);
+    return st;
 }
 
 /* ---------------------------------------------------------------- sinks (rule 9) */
@@ -726,8 +760,14 @@ static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image
     if (!want) return 0;
     const int auto_strategy = p->strategy == KILN_MIP_STRATEGY_AUTO;
     const char *why = NULL;
-    if (images[0].type == KILN_PIXEL_U16) why = "16-bit images are filtered on the CPU";
-    else if (sinks[0].comps != 4 || sinks[0].kind == SINK_U16) why = "R8, RG8 and 16-bit unorm outputs are made on the CPU";
+    const int u16 = images[0].type == KILN_PIXEL_U16;
+    if (sinks[0].comps != 4) why = "R8 and RG8 outputs are made on the CPU";
+    else if (u16 && (p->normal_map || p->alpha_coverage_ref > 0.0f))
+        why = "16-bit normal maps and 16-bit alpha coverage are filtered on the CPU";
+    else if (u16 && (p->strategy == KILN_MIP_STRATEGY_BLIT || p->strategy == KILN_MIP_STRATEGY_BASELINE))
+        why = "16-bit images: not with the blit or baseline strategy";
+    else if (u16 && sinks[0].kind == SINK_U16 && count != 1) why = "16-bit outputs of several images are made on the CPU";
+    else if (!u16 && sinks[0].kind == SINK_U16) why = "16-bit unorm outputs of non-16-bit images are made on the CPU";
     if (why) {
         if (auto_strategy) {
             if (ctx->params.verbose) fprintf(stderr, "kiln: mipmaps on the CPU: %s\n", why);
@@ -738,25 +778,39 @@ static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image
     }
     uint8_t *weighted = kiln__malloc(ctx, count);
     uint8_t **dst = kiln__calloc(ctx, (size_t)count * levels, sizeof *dst);
+    /* 16-bit images (helper mip16): the GPU filters the float chain of the base decoded by the CPU's own
+     * decoder (so decode_srgb = 0: the floats are linear), like a float image */
+    kiln_image *dec = u16 ? kiln__calloc(ctx, count, sizeof *dec) : NULL;
     const int srgb = resolve_srgb(p, &images[0], 0);
-    if (!weighted || !dst) {
+    if (!weighted || !dst || (u16 && !dec)) {
         free(weighted);
         free(dst);
+        free(dec);
         *st = KILN_ERR_OUT_OF_MEMORY;
         return 1;
     }
+    kiln_status r = KILN_OK;
     for (uint32_t i = 0; i < count; i++) {
         cfg cf;
         resolve_cfg(&cf, p, &images[i], srgb);
         weighted[i] = (uint8_t)cf.weighted;
         for (uint32_t l = 0; l < levels; l++) dst[(size_t)i * levels + l] = sinks[(size_t)i * levels + l].data;
+        if (u16 && r == KILN_OK) r = kiln__mip_decode_f32(ctx, &images[i], srgb, &dec[i]);
     }
-    kiln__gpu_mip_job job = {.images = images, .count = count, .levels = levels, .decode_srgb = srgb,
-                             .out_srgb = sinks[0].srgb, .out_kind = (int)sinks[0].kind, .weighted = weighted,
-                             .dst = dst, .strategy = (int)p->strategy, .filter = (int)p->filter,
+    kiln__gpu_mip_job job = {.images = u16 ? dec : images, .count = count, .levels = levels,
+                             .decode_srgb = u16 ? 0 : srgb, .out_srgb = sinks[0].srgb, .out_kind = (int)sinks[0].kind,
+                             .weighted = weighted, .dst = dst, .strategy = (int)p->strategy, .filter = (int)p->filter,
                              .edge = (int)p->edge, .normal_map = p->normal_map != 0,
                              .alpha_coverage_ref = p->alpha_coverage_ref};
-    kiln_status r = kiln__gpu_mip(ctx, &job);
+    if (r == KILN_OK && u16 && sinks[0].kind == SINK_U16) {
+        double ms = 0.0;
+        r = kiln__gpu_mip16_generate(ctx, &job, &ms);
+        if (r == KILN_OK) ctx->last_gpu_ms = ms;
+    } else if (r == KILN_OK) {
+        r = kiln__gpu_mip(ctx, &job);
+    }
+    for (uint32_t i = 0; u16 && i < count; i++) kiln_image_free(&dec[i]);
+    free(dec);
     free(weighted);
     free(dst);
     if (r == KILN_ERR_UNSUPPORTED && auto_strategy) {

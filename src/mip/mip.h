@@ -100,6 +100,10 @@ int kiln__mip_base_has_alpha(const kiln_image *img);
 float kiln__mip_alpha_pass_threshold(int kind, float ref);
 size_t kiln__mip_base_coverage(const kiln_image *img, float ref);
 
+/* The base decoded as the CPU chain reads it (rule 3 without the normal-map mapping): a linear RGBA32F
+ * image of img's size and channels (the GPU paths filter 16-bit images from it; helper mip16). */
+kiln_status kiln__mip_decode_f32(kiln_context *ctx, const kiln_image *img, int srgb, kiln_image *out);
+
 /* The continuous kernels (rule 6), in units of output texels, not normalised; 0 outside the
  * support. kiln__mip_kernel_support gives the half-width (box: 0.5). */
 double kiln__mip_kernel(kiln_mip_filter filter, double x);

@@ -16,6 +16,11 @@ void kt_rng_seed(kt_rng *r, uint64_t seed);
 uint32_t kt_rng_u32(kt_rng *r);
 void kt_rng_bytes(kt_rng *r, void *dst, size_t n);
 
+/* Fills a w x h RGBA8 image (4 bytes a texel, rows packed) with blocks built for ties and boundaries of
+ * the ETC/EAC encoders: per 4x4 block one of flat, two random values, two values with min + max = 255 and a
+ * small range (the CPU's EAC range estimate's double rounding boundary), that plus values between, random. */
+void kt_fill_crafted_blocks(uint8_t *px, uint32_t w, uint32_t h, kt_rng *rng);
+
 /* A context for tests (threads: 0 = default; backend CPU unless the name says otherwise). */
 kiln_context *kt_context(uint32_t threads, kiln_backend backend);
 /* Path of a file under ../shared/testdata (static buffer, valid until the next call). */

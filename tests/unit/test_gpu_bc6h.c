@@ -21,12 +21,15 @@
  *    first GPU-native design enc_bc6h_h4.comp with KILN_BC6H_HIGH_DESIGN=4; the exact port above with
  *    KILN_BC6H_GPU_EXACT=1): quality against the CPU's high/normal/fast (see kiln_high_native);
  *  - what has no GPU design is KILN_ERR_UNSUPPORTED with a message (an unknown strategy; SF16 with
- *    the seed), and AUTO/CPU encodes then fall back to the CPU encoder.
+ *    the seed), and AUTO/CPU encodes then fall back to the CPU encoder;
+ *  - KILN_VK_PIPELINE_STATS=1: the driver's pipeline statistics (skipped where the device lacks
+ *    VK_KHR_pipeline_executable_properties).
  * Skipped when there is no Vulkan device at all. */
 #include "support.h"
 #include "codec/bc_tables.h"
 #include "codec/codec.h"
 #include "gpu/gpu.h"
+#include "gpu/vk.h" /* pipeline_stats: kiln_vk_pipeline_stats */
 
 #include <math.h>
 #include <stdio.h>
@@ -546,6 +549,36 @@ static void high_native(fixture *fx, int lanes)
                     setenv("KILN_BC6H_HIGH_SUM2", "2", 1);
                     assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
                     unsetenv("KILN_BC6H_HIGH_SUM2");
+                    /* the code variants (KILN_BC6H_HIGH_OPT bits) and blocks per workgroup (KILN_BC6H_HIGH_BPW):
+                     * the same bytes; bad values refused */
+                    static const char *opts[] = {"0", "1", "2", "3", "4", "7"};
+                    for (int oi = 0; oi < 6; oi++) {
+                        setenv("KILN_BC6H_HIGH_OPT", opts[oi], 1);
+                        st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size);
+                        if (st != KILN_OK) fail_msg("KILN_BC6H_HIGH_OPT=%s: %s", opts[oi], kiln_last_error(fx->gpu));
+                        if (memcmp(g2, g, size)) fail_msg("KILN_BC6H_HIGH_OPT=%s: other bytes", opts[oi]);
+                    }
+                    setenv("KILN_BC6H_HIGH_OPT", "x", 1);
+                    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                    unsetenv("KILN_BC6H_HIGH_OPT");
+                    /* 16 lanes: 2 blocks per workgroup; 4 lanes: 16 (may exceed the device's shared memory: refused) */
+                    setenv("KILN_BC6H_HIGH_BPW", lanes == 16 ? "2" : "16", 1);
+                    st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size);
+                    if (st == KILN_ERR_INVALID_ARGUMENT && lanes != 16)
+                        assert_non_null(strstr(kiln_last_error(fx->gpu), "shared memory"));
+                    else if (st != KILN_OK)
+                        fail_msg("KILN_BC6H_HIGH_BPW: %s", kiln_last_error(fx->gpu));
+                    else
+                        assert_memory_equal(g2, g, size);
+                    setenv("KILN_BC6H_HIGH_BPW", "3", 1);
+                    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                    unsetenv("KILN_BC6H_HIGH_BPW");
+                    setenv("KILN_BC6H_HIGH_STOP", "6", 1);
+                    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                    unsetenv("KILN_BC6H_HIGH_STOP");
+                    setenv("KILN_BC6H_HIGH_SPAN", "9", 1);
+                    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g2, size), KILN_ERR_INVALID_ARGUMENT);
+                    unsetenv("KILN_BC6H_HIGH_SPAN");
                     if (cfg0[0]) setenv("KILN_BC6H_HIGH_CFG", cfg0, 1);
                 }
                 if (lanes != 0) goto next;
@@ -686,9 +719,74 @@ static void unsupported_and_fallback(void **state)
     assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
 }
 
+/* KILN_VK_PIPELINE_STATS=1 (VK_KHR_pipeline_executable_properties): without it (the fixture's device)
+ * kiln_vk_pipeline_stats is KILN_ERR_UNSUPPORTED with a message; with it, on a device that offers the
+ * extension, every pipeline of a high encode (enc_bc6h_hl) reports statistics that name the shader (and
+ * the encode's bytes are those of the device without it); skipped where the extension is absent (lavapipe,
+ * Mesa 22.3) */
+static void pipeline_stats(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kiln_image img = load_crop(fx->cpu, "hdr/qtcreator_preview_studio_256x128.hdr", 0, 0, 9, 7);
+    size_t size = kiln_format_image_size(KILN_FORMAT_BC6H_UFLOAT, img.width, img.height);
+    uint8_t *g = malloc(size), *g2 = malloc(size);
+    assert_non_null(g);
+    assert_non_null(g2);
+    kiln_encode_params p;
+    kiln_encode_params_init(&p, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_HIGH);
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size), KILN_OK);
+    kiln_gpu *gpu = NULL;
+    assert_int_equal(kiln__gpu_get(fx->gpu, &gpu), KILN_OK);
+    char text[4096];
+    uint32_t n = 7;
+    if (!gpu->exec_stats) { /* the fixture's device was created without KILN_VK_PIPELINE_STATS=1 */
+        assert_true(gpu->npipelines > 0);
+        assert_int_equal(kiln_vk_pipeline_stats(fx->gpu, gpu, &gpu->pipelines[0], text, sizeof text, &n), KILN_ERR_UNSUPPORTED);
+        assert_int_equal(n, 0);
+        assert_non_null(strstr(kiln_last_error(fx->gpu), "KILN_VK_PIPELINE_STATS"));
+    }
+    /* the variable is read when the device is created (kiln__gpu_get), not with the context */
+    setenv("KILN_VK_PIPELINE_STATS", "1", 1);
+    kiln_context *ctx = kt_context(1, KILN_BACKEND_VULKAN);
+    kiln_gpu *sg = NULL;
+    kiln_status gs = ctx ? kiln__gpu_get(ctx, &sg) : KILN_ERR_GPU;
+    unsetenv("KILN_VK_PIPELINE_STATS");
+    assert_non_null(ctx);
+    if (gs != KILN_OK) fail_msg("device: %s", kiln_last_error(ctx));
+    int skipped = !sg->exec_stats;
+    if (skipped)
+        print_message("note: %s does not offer VK_KHR_pipeline_executable_properties: no statistics\n", sg->props.deviceName);
+    else {
+        assert_int_equal(kiln__gpu_encode(ctx, &img, &p, 0, g2, size), KILN_OK);
+        assert_memory_equal(g, g2, size);
+        assert_true(sg->npipelines > 0);
+        for (uint32_t i = 0; i < sg->npipelines; i++) {
+            kiln_status st = kiln_vk_pipeline_stats(ctx, sg, &sg->pipelines[i], text, sizeof text, &n);
+            if (st != KILN_OK) fail_msg("%s: %s", sg->pipelines[i].shader, kiln_last_error(ctx));
+            print_message("%s: %u statistics\n%s", sg->pipelines[i].shader, n, text);
+            assert_true(n > 0);
+            assert_non_null(strstr(text, sg->pipelines[i].shader));
+            /* a short buffer is truncated and terminated */
+            char small[16];
+            memset(small, 'x', sizeof small);
+            assert_int_equal(kiln_vk_pipeline_stats(ctx, sg, &sg->pipelines[i], small, sizeof small, &n), KILN_OK);
+            assert_true(strlen(small) < sizeof small);
+        }
+    }
+    assert_int_equal(kiln__gpu_validation_messages(ctx), 0);
+    kiln_context_free(ctx);
+    free(g);
+    free(g2);
+    kiln_image_free(&img);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+    if (skipped) skip();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pipeline_stats), /* first: cheap, and its output is wanted on devices with statistics */
         cmocka_unit_test(seed_matches_cpu_model),
         cmocka_unit_test(kiln_fast_matches_cpu),
         cmocka_unit_test(kiln_quality_matches_cpu),

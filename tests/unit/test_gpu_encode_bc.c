@@ -479,6 +479,86 @@ static void bc1_bc3_high_max_identical(void **state)
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
+/* The cluster-fit designs (KILN_GPU_CF_DESIGN=1, the default: enc_bc1_cf.comp, refinement on one
+ * invocation per candidate; 2: enc_bc1_cf2.comp, setup and refinement split over the block's
+ * invocations) give the CPU's bytes for BC1 / BC1a / BC3 at high and max, on odd-sized real crops
+ * (many blocks take every refinement round), with perceptual weights, cut-out alpha and every lane
+ * count; an unknown design is refused. */
+static void bc1_cf_designs_identical(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM};
+    static const struct { const char *path; uint32_t x, y, w, h; } crops[] = {
+        {"ldr/stktex_generic_WoodB_1024.png", 301, 517, 203, 77},
+        {"ldr/stk_generic_grassB_1024.png", 611, 250, 98, 61},
+    };
+    int loaded = 0;
+    for (size_t i = 0; i < sizeof crops / sizeof crops[0]; i++) {
+        kiln_image src, img;
+        if (kiln_image_load(fx->cpu, kt_testdata(crops[i].path), &src) != KILN_OK) {
+            print_message("note: cannot load %s: %s\n", crops[i].path, kiln_last_error(fx->cpu));
+            continue;
+        }
+        loaded++;
+        crop(&src, crops[i].x, crops[i].y, crops[i].w, crops[i].h, &img);
+        kiln_image_free(&src);
+        for (int design = 1; design <= 2; design++) {
+            setenv("KILN_GPU_CF_DESIGN", design == 1 ? "1" : "2", 1);
+            for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+                for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++) {
+                    kiln_encode_params ep;
+                    kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
+                    ep.perceptual = (int)(k & 1);
+                    if (k == 2 && q == KILN_QUALITY_MAX) ep.alpha_cutout = 1, ep.alpha_threshold = 128;
+                    kiln_status st = compare(fx, &img, crops[i].path, &ep, 0);
+                    if (st != KILN_OK) fail_msg("%s design %d: %s", crops[i].path, design, kiln_last_error(fx->gpu));
+                    double own = gpu_own_fraction(fx, &img, &ep);
+                    if (!(own >= 0.5)) fail_msg("%s design %d: only %.3f of the blocks from the GPU", crops[i].path, design, own);
+                }
+            /* design 2 splits its rounds over 8..64 invocations per block: the same bytes */
+            if (design == 2)
+                for (int l = 16; l <= 64; l *= 2) {
+                    char lanes[16];
+                    snprintf(lanes, sizeof lanes, "%d", l);
+                    setenv("KILN_GPU_CF_LANES", lanes, 1);
+                    kiln_encode_params ep;
+                    kiln_encode_params_init(&ep, fmts[(size_t)l % 3], KILN_QUALITY_MAX);
+                    kiln_status st = compare(fx, &img, crops[i].path, &ep, 0);
+                    unsetenv("KILN_GPU_CF_LANES");
+                    if (st != KILN_OK) fail_msg("%s lanes %d: %s", crops[i].path, l, kiln_last_error(fx->gpu));
+                }
+            unsetenv("KILN_GPU_CF_DESIGN");
+        }
+        kiln_image_free(&img);
+    }
+    if (!loaded) skip();
+    /* a whole 1024^2 photo at BC1 max, both designs (on the H100, 2026-11-25 21:13 UTC, design 2 gave
+     * other bytes here while every crop above matched; lavapipe matches): the first differing block */
+    kiln_image big;
+    if (kiln_image_load(fx->cpu, kt_testdata("ldr/stk_generic_grassB_1024.png"), &big) == KILN_OK) {
+        for (int design = 1; design <= 2; design++) {
+            setenv("KILN_GPU_CF_DESIGN", design == 1 ? "1" : "2", 1);
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_MAX);
+            kiln_status st = compare(fx, &big, design == 1 ? "grassB 1024 design 1" : "grassB 1024 design 2", &ep, 0);
+            unsetenv("KILN_GPU_CF_DESIGN");
+            if (st != KILN_OK) fail_msg("grassB design %d: %s", design, kiln_last_error(fx->gpu));
+        }
+        kiln_image_free(&big);
+    }
+    setenv("KILN_GPU_CF_DESIGN", "3", 1);
+    kiln_encode_params ep;
+    kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_MAX);
+    size_t size = kiln_format_image_size(ep.format, fx->img[0].width, fx->img[0].height);
+    uint8_t *d = malloc(size);
+    assert_non_null(d);
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &fx->img[0], &ep, 0, d, size), KILN_ERR_INVALID_ARGUMENT);
+    unsetenv("KILN_GPU_CF_DESIGN");
+    free(d);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
 /* 16-bit and float sources go through the host-side preparation. */
 static void wide_sources_identical(void **state)
 {
@@ -761,6 +841,7 @@ int main(void)
         cmocka_unit_test(bc1_bc3_fast_normal_identical),
         cmocka_unit_test(bc1_testdata_gpu_finishes),
         cmocka_unit_test(bc1_bc3_high_max_identical),
+        cmocka_unit_test(bc1_cf_designs_identical),
         cmocka_unit_test(wide_sources_identical),
         cmocka_unit_test(batches_and_subgroup_sizes),
         cmocka_unit_test(seed_strategy_psnr),

@@ -79,26 +79,7 @@ static void make_crafted(fixture *fx, kiln_image *img, uint32_t w, uint32_t h, k
 {
     assert_int_equal(kiln_image_alloc(fx->cpu, img, w, h, KILN_PIXEL_U8), KILN_OK);
     img->channels = 4;
-    uint8_t *px = img->pixels;
-    for (uint32_t by = 0; by < (h + 3) / 4; by++)
-        for (uint32_t bx = 0; bx < (w + 3) / 4; bx++) {
-            uint32_t kind = kt_rng_u32(rng) % 5;
-            uint8_t a[4], b[4];
-            for (int c = 0; c < 4; c++) {
-                a[c] = (uint8_t)kt_rng_u32(rng);
-                uint32_t d = kt_rng_u32(rng) % 40u;
-                if (kind == 2 || kind == 3) a[c] = (uint8_t)(128u - 1u - d / 2u - kt_rng_u32(rng) % 3u);
-                b[c] = kind == 0 ? a[c] : (kind == 1 ? (uint8_t)kt_rng_u32(rng) : (uint8_t)(255u - a[c]));
-            }
-            for (uint32_t y = by * 4; y < by * 4 + 4 && y < h; y++)
-                for (uint32_t x = bx * 4; x < bx * 4 + 4 && x < w; x++)
-                    for (int c = 0; c < 4; c++) {
-                        uint8_t v = (kt_rng_u32(rng) & 1) ? a[c] : b[c];
-                        if (kind == 3 && (kt_rng_u32(rng) % 3 == 0)) v = (uint8_t)(a[c] + kt_rng_u32(rng) % (uint32_t)(b[c] - a[c] + 1));
-                        if (kind == 4) v = (uint8_t)kt_rng_u32(rng);
-                        px[((size_t)y * w + x) * 4 + (size_t)c] = v;
-                    }
-        }
+    kt_fill_crafted_blocks(img->pixels, w, h, rng);
 }
 
 /* GPU (at subgroup size sg, 0 = any) and CPU encodes of img must be the same bytes (perceptual: the

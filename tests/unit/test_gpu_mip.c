@@ -370,6 +370,95 @@ static void fast_path_same_bytes(void **state)
         }
     }
 }
+
+/* The single pass on the fast path (gpu_mip.c sp_fuse, shaders/mip_sp.comp: the pyramid's fast stages, the last
+ * one fused with the tail made by its last-arriving workgroup per texture, or the tail alone for small bases) gives
+ * the SAME bytes as the general path (KILN_GPU_MIP_FAST=0, mip_tile.comp) in every mode, and in the 8-bit modes
+ * the same bytes as the CPU reference (RGBA32F: within the 2^-12 contract, the sRGB encode of float output uses
+ * pow()). Sizes that make every plan shape: the tail alone (3x5, 1x37, 29x1, 45x33, 2047x3: a 1023 x 1 level),
+ * the tail after an odd level at stage 0 (1x4096: 1 x 1024 and 1 x 512 tail levels, the shared arrays full), after
+ * odd levels at stage 1 and 3 (255x129, 600x338), after an even stage (130x66: E1; 384x200: F3 made E3; 256^2:
+ * F5 made E5), 960x540 (F2, three odd levels), batches (5 x 96x40 tail alone, 4 x 200x130 and 3 x 255x129 fused
+ * after odd levels), KILN_GPU_MIP_SP_TAIL=16 (a later tail: more dispatches before it), 1024x512 (the stage before
+ * the tail too large to carry it: the pyramid's plan, every stage dispatched); sizes over 200000 texels in one mode
+ * only. In the sRGB mode also with the odd-level stages chained into the tail's dispatch (KILN_GPU_MIP_SP_CHAIN=1:
+ * after an mip_fast.comp or odd stage; =2: also after mip_fast2.comp's stage, made as mip_fast.comp's; per-tile
+ * arrival counters). The single pass runs first: a device buffer reused from an earlier run holds other levels. */
+static void single_pass_same_bytes(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 31);
+    static const uint32_t ss[][4] = {{3, 5, 1, 0},     {1, 37, 1, 0},    {29, 1, 1, 0},    {45, 33, 1, 0},
+                                     {2047, 3, 1, 0},  {1, 4096, 1, 0},  {255, 129, 1, 0}, {600, 338, 1, 0},
+                                     {130, 66, 1, 0},  {384, 200, 1, 0}, {256, 256, 1, 0}, {96, 40, 5, 0},
+                                     {200, 130, 4, 0}, {255, 129, 1, 16}, {384, 200, 2, 16}, {960, 540, 1, 0},
+                                     {255, 129, 3, 0}, {1024, 512, 1, 0}};
+    for (size_t si = 0; si < sizeof ss / sizeof ss[0]; si++) {
+        for (int mode = 0; mode < NMODES; mode++) {
+            const uint32_t W = ss[si][0], H = ss[si][1], count = ss[si][2], L = kiln_mip_level_count(W, H);
+            if (mode != MODE_SRGB_ALPHA && (uint64_t)W * H * count > 200000) continue; /* the ASan run's time */
+            kiln_image imgs[5];
+            for (uint32_t k = 0; k < count; k++) make_image(&rng, mode, W, H, &imgs[k]);
+            size_t n0, n1;
+            char cap[16];
+            snprintf(cap, sizeof cap, "%u", ss[si][3]);
+            if (ss[si][3]) setenv("KILN_GPU_MIP_SP_TAIL", cap, 1);
+            /* the fast single pass first: a device buffer reused from the previous run holds another image's levels;
+             * then with the odd-level stages chained into the tail's dispatch (KILN_GPU_MIP_SP_CHAIN=1, =2) */
+            uint8_t *f = run_levels(fx, imgs, count, mode, KILN_MIP_STRATEGY_SINGLE_PASS, NULL, &n1);
+            uint8_t *c[2] = {NULL, NULL};
+            for (int k = 0; k < 2 && mode == MODE_SRGB_ALPHA; k++) { /* the chain: one mode (the ASan run's time) */
+                setenv("KILN_GPU_MIP_SP_CHAIN", k ? "2" : "1", 1);
+                size_t nc;
+                c[k] = run_levels(fx, imgs, count, mode, KILN_MIP_STRATEGY_SINGLE_PASS, NULL, &nc);
+                unsetenv("KILN_GPU_MIP_SP_CHAIN");
+                assert_int_equal(nc, n1);
+            }
+            if (!c[0]) c[0] = c[1] = f;
+            unsetenv("KILN_GPU_MIP_SP_TAIL");
+            uint8_t *g = run_levels(fx, imgs, count, mode, KILN_MIP_STRATEGY_SINGLE_PASS, "0", &n0);
+            assert_int_equal(n0, n1);
+            if (memcmp(g, f, n0) || memcmp(g, c[0], n0) || memcmp(g, c[1], n0)) {
+                const uint8_t *b = memcmp(g, f, n0) ? f : memcmp(g, c[0], n0) ? c[0] : c[1];
+                size_t at = 0;
+                while (g[at] == b[at]) at++;
+                size_t ndiff = 0;
+                for (size_t q = 0; q < n0; q++) ndiff += g[q] != b[q];
+                fail_msg("%ux%u x%u %s (tail cap %s): the fast single pass's bytes differ from the general path's "
+                         "(tail: %s, chain 1: %s, chain 2: %s; first at byte %zu of %zu, %zu bytes differ)", W, H,
+                         count, mode_name[mode], ss[si][3] ? cap : "default", memcmp(g, f, n0) ? "differ" : "same",
+                         memcmp(g, c[0], n0) ? "differ" : "same", memcmp(g, c[1], n0) ? "differ" : "same", at, n0,
+                         ndiff);
+            }
+            if (c[0] != f) {
+                free(c[0]);
+                free(c[1]);
+            }
+            /* against the CPU reference, level by level (run_levels packs image after image, level after level) */
+            kiln_image *refs = make_refs(fx, imgs, count);
+            const int f32 = mode == MODE_F32_ALPHA;
+            size_t off = 0;
+            for (uint32_t i = 0; i < count; i++) {
+                for (uint32_t l = 1; l < L; l++) {
+                    const kiln_image *ref = &refs[(size_t)i * L + l];
+                    size_t bytes = (size_t)ref->width * ref->height * (f32 ? 16 : 4);
+                    if (f32 ? level_diff(ref, f + off, 1) > 1.0 : memcmp(ref->pixels, f + off, bytes) != 0)
+                        fail_msg("%ux%u x%u %s: image %u level %u (%ux%u) differs from the CPU reference (worst %.3g)",
+                                 W, H, count, mode_name[mode], i, l, ref->width, ref->height,
+                                 level_diff(ref, f + off, f32));
+                    off += bytes;
+                }
+            }
+            assert_int_equal(off, n1);
+            free_refs(refs, imgs, count);
+            free(g);
+            free(f);
+            for (uint32_t k = 0; k < count; k++) kiln_image_free(&imgs[k]);
+        }
+    }
+}
 #endif
 
 /* blit: where the blit is the exact box (opaque, every level even: powers of two, also as a batch of
@@ -449,6 +538,7 @@ int main(void)
         cmocka_unit_test(batches),
         cmocka_unit_test(public_api),
         cmocka_unit_test(fast_path_same_bytes),
+        cmocka_unit_test(single_pass_same_bytes),
 #endif
         cmocka_unit_test(validation_layer_ran),
     };

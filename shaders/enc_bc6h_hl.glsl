@@ -1,0 +1,890 @@
+// enc_bc6h_hl.glsl - the body of enc_bc6h_hl.comp (see there); included by enc_bc6h_hl.comp (texel loops
+// unrolled) and enc_bc6h_hr.comp (HL_ROLLED: the 16-texel loops of the partition residuals, the fits and the
+// cheap scores kept as loops: a smaller program; KILN_BC6H_HIGH_OPT bit 2). The same arithmetic either way.
+#ifdef HL_ROLLED
+// a bound the compiler cannot see (16 + the push constant zero, 0 at run time): the loops stay loops, so the
+// driver's compiler cannot hoist all 16 texels' loads (the NVIDIA H100 allocated 192 registers to the unrolled
+// program, 10 warps per SM; it ignores [[dont_unroll]] alone)
+#define TEXEL_LOOP [[dont_unroll]]
+#define TEXEL_N (16u + pc.zero)
+#else
+#define TEXEL_LOOP [[unroll]]
+#define TEXEL_N 16u
+#endif
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x_id = 0) in; // = BPW x LANES: BPW blocks per workgroup
+layout(constant_id = 1) const uint LANES = 8u; // invocations per block: 4, 8 or 16
+layout(constant_id = 2) const uint RG = 2u;    // jobs given the least-squares passes (groups): 1, 2, 4; <= LANES
+layout(constant_id = 3) const bool SF = false;  // BC6H SF16 (= the push constant sf)
+layout(constant_id = 4) const bool SUM2 = false; // two-step sums in the refinement (TRANSPOSE below)
+layout(constant_id = 5) const uint BPW = 8u;     // blocks per workgroup (local size = BPW x LANES)
+// profiling aid (KILN_BC6H_HIGH_STOP=N, wrong output): 0 = the whole encoder; N = 1..5: stop after phase N
+// (1: texels + partition ranking, 2: + fits and mode filter, 3: + cheap scores and their ranking, 4: + the
+// exact measure, 5: + the least-squares passes), writing a value that depends on the phase's results
+layout(constant_id = 6) const uint STOP = 0u;
+// the mode filter: transformed modes more than PREC_SPAN endpoint bits less precise than the most precise
+// one that fits are not scored (KILN_BC6H_HIGH_SPAN)
+layout(constant_id = 7) const uint PREC_SPAN = 2u;
+// code variants (KILN_BC6H_HIGH_OPT, a bit mask; the same bytes): bit 0: the rank-counting loops unrolled;
+// bit 1: the refinement's per-component sums (LSC below)
+layout(constant_id = 8) const uint OPT = 0u;
+
+layout(push_constant) uniform Push {
+    uint blocks_x;   // blocks per row
+    uint block_rows; // block rows in this batch
+    uint width;      // texels per row
+    uint rows;       // texel rows in this batch's input
+    uint sf;         // 1: BC6H SF16
+    uint partitions; // partitions fitted and tried (by residual rank), <= MAXP
+    uint keep;       // candidates measured exactly, <= MAXK
+    uint ls_iters;   // least-squares passes of the best RG
+    uint radius;     // = RG (checked by the host)
+    uint zero;       // 0 (the runtime zero: enc_bc6h_hr.comp's loop bounds)
+    uint lanes;      // = LANES
+} pc;
+
+layout(std430, binding = 0) readonly buffer Src { vec4 px[]; } src;
+layout(std430, binding = 1) writeonly buffer Dst { uvec4 blk[]; } dst;
+layout(std430, binding = 2) readonly buffer Tab { uint t[]; } tab;
+
+#include "bptc_tables.glsl"
+
+const uint T_SPAN = 63488u + 14u * 8u; // the bit spans in the table (as enc_bc6h_q.comp)
+const uint T_POS = T_SPAN + 14u * 28u + 5u; // each span's first bit (gpu_encode_bc6h.c: BC6H_T_POS)
+const uint MAXP = 4u, MAXK = 4u, MAXJ = MAXK + 1u; // P <= 4, K <= 4 (shared memory per block)
+const float FIT_SLACK = 2.0;
+const int NEXACT = 3;
+const int FIT_POWER = 8;
+#define BC6H_SF SF
+#include "enc_bc6h_hcommon.glsl"
+
+const uint NL = LANES, G = LANES / RG, TPL = 16u / G;
+const uint NRED = 8u; // vec4 per lane in a reduction: 30 least-squares sums + the error
+// with SUM2, groups of 4 or more lanes sum a pass's partials in two steps (lane gl the items gl, gl + G, ...;
+// then every lane reads the totals: 2 NRED + NRED / G reads instead of G x NRED; one barrier more);
+// the same additions in the same order either way
+// OPT bit 1 (LSC): in the refinement each lane sums only the error and the 5 sums of each of its components
+// (the same additions in the same order; no 32-value totals per lane); SUM2 is then ignored
+const bool LSC = (OPT & 2u) != 0u;
+const bool TRANSPOSE = SUM2 && G >= 4u && !LSC;
+
+shared uint s_p2[32], s_a2[32];    // the two-subset partitions and their second anchors
+// per block of the workgroup ([item][block]: the lanes of a warp that read the same item of
+// different blocks hit different banks)
+shared vec4 s_U[16][BPW];                 // targets minus texel 0's (xyz), mean fitting weight (w)
+shared vec4 s_W[16][BPW];                 // per-channel fitting weights
+shared vec4 s_L[16][BPW];                 // sign(v) ln(1 + |v|) of the targets
+shared float s_ef[(MAXP + 1u) * 12u][BPW]; // fitted endpoints (absolute) per slot: [slot * 12 + e * 3 + c]
+shared uint s_todo[MAXP + 1u][BPW];       // per slot: the modes to score (filter)
+shared uint s_ord[MAXP][BPW];             // the ranked partitions
+shared vec4 s_red[LANES * NRED][BPW];     // reductions and lists (phase-dependent)
+shared uint s_jc[MAXJ][BPW];              // the jobs' codes (slot | mode << 4 | variant << 8)
+shared int s_jq[MAXJ * 12u][BPW];         // the jobs' quantized endpoints [job * 12 + e * 3 + c]
+shared uvec2 s_jix[MAXJ * (LANES / RG)][BPW]; // the jobs' indices, per lane of a group
+shared float s_rerr[4][BPW];              // the refined jobs' errors
+shared int s_qn[RG * 12u][BPW];           // per group: the nearest quantized endpoints of a pass
+shared uint s_out[4][BPW];                // the block, ORed from the lanes' parts
+shared vec4 s_tot[TRANSPOSE ? RG * NRED : 1u][BPW]; // per group: the summed reduction (TRANSPOSE)
+
+uint B; // this invocation's block in the workgroup
+
+// a texel's half values (the CPU's input policy: NaN -> 0, UF16 negatives -> 0, clamped, -0 -> 0)
+// and its target in the unquantized domain
+vec3 load_target(uint x, uint y, out ivec3 xv)
+{
+    const float kf = BC6H_SF ? 32.0 / 31.0 : 64.0 / 31.0;
+    vec3 v = src.px[y * pc.width + x].rgb, u;
+    [[unroll]] for (int c = 0; c < 3; c++) {
+        float f = v[c];
+        if (isnan(f)) f = 0.0;
+        if (!BC6H_SF && f < 0.0) f = 0.0;
+        f = clamp(f, -65504.0, 65504.0);
+        uint h = packHalf2x16(vec2(f, 0.0)) & 0xFFFFu;
+        if (h == 0x8000u) h = 0u;
+        int mag = int(h & 0x7FFFu);
+        xv[c] = (h & 0x8000u) != 0u ? -mag : mag;
+        u[c] = xv[c] == 0 ? 0.0 : (xv[c] > 0 ? (float(xv[c]) + 0.5) * kf : (float(xv[c]) - 0.5) * kf);
+    }
+    return u;
+}
+
+// the per-channel fitting weights (the metric's linearisation), their mean, the logs of a texel
+void texel_weights(ivec3 xv, out vec3 w, out vec3 l, out float tw)
+{
+    tw = 0.0;
+    [[unroll]] for (int c = 0; c < 3; c++) {
+        int mag = abs(xv[c]);
+        int e = (mag >> 10) & 31;
+        float step = exp2(float((e == 0 ? 1 : e) - 25));
+        float wv = step * 1024.0 / (1.0 + abs(half_val(mag)));
+        w[c] = wv * wv + MU_LN2SQ;
+        tw += w[c];
+    }
+    l = slog3(xv);
+    tw = tw * (1.0 / 3.0) + 1e-12;
+}
+
+// the weighted residual of a subset off its principal axis from its moments: trace - top eigenvalue
+float resid(float sw, vec3 s1, float c[6])
+{
+    if (!(sw > 0.0)) return 0.0;
+    vec3 m = s1 / sw;
+    float a0 = c[0] - s1.x * m.x, a1 = c[1] - s1.x * m.y, a2 = c[2] - s1.x * m.z;
+    float a3 = c[3] - s1.y * m.y, a4 = c[4] - s1.y * m.z, a5 = c[5] - s1.z * m.z;
+    vec3 ax;
+    if (a0 >= a3 && a0 >= a5) ax = vec3(a0, a1, a2);
+    else if (a3 >= a5) ax = vec3(a1, a3, a4);
+    else ax = vec3(a2, a4, a5);
+    [[unroll]] for (int it = 0; it < 3; it++) {
+        vec3 nv = vec3(a0 * ax.x + a1 * ax.y + a2 * ax.z, a1 * ax.x + a3 * ax.y + a4 * ax.z, a2 * ax.x + a4 * ax.y + a5 * ax.z);
+        float len = max(abs(nv.x), max(abs(nv.y), abs(nv.z)));
+        ax = len > 0.0 ? nv / len : ax;
+    }
+    float l2 = dot(ax, ax);
+    vec3 cx = vec3(a0 * ax.x + a1 * ax.y + a2 * ax.z, a1 * ax.x + a3 * ax.y + a4 * ax.z, a2 * ax.x + a4 * ax.y + a5 * ax.z);
+    float lam = l2 > 0.0 ? dot(ax, cx) / l2 : 0.0;
+    return max(a0 + a3 + a5 - lam, 0.0);
+}
+
+// principal-axis fit of the texels in mask, endpoints (centred) oriented so the anchor is nearer e0
+void fit_subset(uint mask, uint anchor, out vec3 e0, out vec3 e1)
+{
+    float sw = 0.0;
+    vec3 s = vec3(0.0);
+    float m[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+        vec4 ut = s_U[t][B];
+        float v = ((mask >> t) & 1u) != 0u ? ut.w : 0.0;
+        vec3 vd = v * ut.xyz;
+        sw += v;
+        s += vd;
+        m[0] += vd.x * ut.x;
+        m[1] += vd.x * ut.y;
+        m[2] += vd.x * ut.z;
+        m[3] += vd.y * ut.y;
+        m[4] += vd.y * ut.z;
+        m[5] += vd.z * ut.z;
+    }
+    vec3 mean = s / sw;
+    float c0 = m[0] - s.x * mean.x, c1 = m[1] - s.x * mean.y, c2 = m[2] - s.x * mean.z;
+    float c3 = m[3] - s.y * mean.y, c4 = m[4] - s.y * mean.z, c5 = m[5] - s.z * mean.z;
+    vec3 ax;
+    if (c0 >= c3 && c0 >= c5) ax = vec3(c0, c1, c2);
+    else if (c3 >= c5) ax = vec3(c1, c3, c4);
+    else ax = vec3(c2, c4, c5);
+    [[unroll]] for (int it = 0; it < FIT_POWER; it++) {
+        vec3 nv = vec3(c0 * ax.x + c1 * ax.y + c2 * ax.z, c1 * ax.x + c3 * ax.y + c4 * ax.z, c2 * ax.x + c4 * ax.y + c5 * ax.z);
+        float len = max(abs(nv.x), max(abs(nv.y), abs(nv.z)));
+        ax = len > 0.0 ? nv * (1.0 / len) : ax;
+    }
+    float len = length(ax);
+    ax = len > 0.0 ? ax / len : vec3(0.0);
+    float tmin = 1.0 / 0.0, tmax = -1.0 / 0.0, tanchor = 0.0;
+    TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+        float p = dot(s_U[t][B].xyz - mean, ax);
+        bool in_ = ((mask >> t) & 1u) != 0u;
+        tmin = in_ ? min(tmin, p) : tmin;
+        tmax = in_ ? max(tmax, p) : tmax;
+        if (t == anchor) tanchor = p;
+    }
+    if (tanchor - tmin > tmax - tanchor) {
+        float tmp = tmin;
+        tmin = tmax;
+        tmax = tmp;
+    }
+    e0 = mean + ax * tmin;
+    e1 = mean + ax * tmax;
+}
+
+// cheap error of quantized endpoints (enc_bc6h_h.comp's approx_err)
+float approx_err(uint mi, uint bits, ivec3 q[4], vec3 u0)
+{
+    const bool two = mi < 10u;
+    const uint epb = m_epb(mi);
+    const float n1 = two ? 7.0 : 15.0;
+    vec3 a0 = vec3(unq3(q[0], epb)), a1 = vec3(unq3(q[2], epb));
+    vec3 d0 = vec3(unq3(q[1], epb)) - a0, d1 = vec3(unq3(q[3], epb)) - a1;
+    a0 -= u0;
+    a1 -= u0;
+    float dd0 = dot(d0, d0), dd1 = dot(d1, d1);
+    float i0 = dd0 > 0.0 ? n1 / dd0 : 0.0, i1 = dd1 > 0.0 ? n1 / dd1 : 0.0;
+    float total = 0.0;
+    TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+        bool s1 = ((bits >> t) & 1u) != 0u;
+        vec3 a = s1 ? a1 : a0, d = s1 ? d1 : d0;
+        vec3 ut = s_U[t][B].xyz;
+        float ic = clamp(round(dot(ut - a, d) * (s1 ? i1 : i0)), 0.0, n1);
+        vec3 r = a + d * (ic / n1) - ut;
+        total += dot(s_W[t][B].xyz, r * r);
+    }
+    return total;
+}
+
+// exact index choice (enc_bc6h_h.comp's assign) on this lane's texels gl, gl + G, ...: the partial
+// error, the indices (4 bits per texel, texel gl + G i at bit 4 i of idx[i / 8]) and, for those
+// indices, the partial normal equations of the least squares (per subset and channel: aa, ab, bb, ax,
+// bx in r[0..9]); r[7].w: the error
+void assign_part(uint mi, uint bits, uint anc, ivec3 q[4], vec3 u0, uint gl, out uvec2 idx, out vec4 r[NRED])
+{
+    const bool two = mi < 10u;
+    const uint epb = m_epb(mi);
+    const int n1 = two ? 7 : 15;
+    ivec3 a0 = unq3(q[0], epb), b0 = unq3(q[1], epb), a1 = unq3(q[2], epb), b1 = unq3(q[3], epb);
+    vec3 fa0 = vec3(a0) - u0, fd0 = vec3(b0 - a0), fa1 = vec3(a1) - u0, fd1 = vec3(b1 - a1);
+    const float k = BC6H_SF ? 31.0 / 32.0 : 31.0 / 64.0;
+    float total = 0.0;
+    vec3 aa0 = vec3(0.0), ab0 = vec3(0.0), bb0 = vec3(0.0), ax0 = vec3(0.0), bx0 = vec3(0.0);
+    vec3 aa1 = vec3(0.0), ab1 = vec3(0.0), bb1 = vec3(0.0), ax1 = vec3(0.0), bx1 = vec3(0.0);
+    idx = uvec2(0u);
+    [[unroll]] for (uint i = 0u; i < TPL; i++) {
+        const uint t = gl + G * i;
+        bool s1 = ((bits >> t) & 1u) != 0u;
+        ivec3 a = s1 ? a1 : a0, b = s1 ? b1 : b0;
+        int lim = (t == 0u || (two && t == anc)) ? n1 / 2 : n1;
+        vec3 wt = s_W[t][B].xyz, ut = s_U[t][B].xyz;
+        vec3 fd = s1 ? fd1 : fd0, wd = wt * fd;
+        float den = dot(wd, fd);
+        float tp = den > 0.0 ? dot(ut - (s1 ? fa1 : fa0), wd) * (float(n1) / den) : 0.0;
+        int ic = clamp(int(round(tp)), 0, lim);
+        int alt = clamp(tp > float(ic) ? ic + 1 : ic - 1, 0, lim);
+        ivec3 xt = ivec3(trunc((ut + u0) * k));
+        vec3 lt = s_L[t][B].xyz;
+        float best = 1.0 / 0.0;
+        int bi = 0;
+        [[unroll]] for (int j = 0; j < NEXACT; j++) {
+            int ii = j == 0 ? ic : j == 1 ? alt : clamp(2 * ic - alt, 0, lim);
+            ivec3 pv = interp3(a, b, weight(two, ii));
+            vec3 dl = slog3(pv) - lt, dx = vec3(pv - xt);
+            float e = dot(dl, dl) + ULP_K2 * dot(dx, dx);
+            if (e < best) {
+                best = e;
+                bi = ii;
+            }
+        }
+        idx[i / 8u] |= uint(bi) << (4u * (i % 8u));
+        total += best;
+        float be = float(weight(two, bi)) / 64.0, al = 1.0 - be;
+        vec3 w0 = s1 ? vec3(0.0) : wt, w1 = s1 ? wt : vec3(0.0);
+        vec3 wu0 = w0 * ut, wu1 = w1 * ut;
+        aa0 += w0 * (al * al);
+        ab0 += w0 * (al * be);
+        bb0 += w0 * (be * be);
+        ax0 += wu0 * al;
+        bx0 += wu0 * be;
+        aa1 += w1 * (al * al);
+        ab1 += w1 * (al * be);
+        bb1 += w1 * (be * be);
+        ax1 += wu1 * al;
+        bx1 += wu1 * be;
+    }
+    r[0] = vec4(aa0, ab0.x);
+    r[1] = vec4(ab0.yz, bb0.xy);
+    r[2] = vec4(bb0.z, ax0);
+    r[3] = vec4(bx0, aa1.x);
+    r[4] = vec4(aa1.yz, ab1.xy);
+    r[5] = vec4(ab1.z, bb1);
+    r[6] = vec4(ax1, bx1.x);
+    r[7] = vec4(bx1.yz, 0.0, total);
+}
+
+// the least-squares endpoints (absolute) from the summed normal equations (enc_bc6h_h.comp's ls_fit)
+void ls_solve(vec4 r[NRED], vec3 u0, out vec3 ef[4])
+{
+    vec3 aa[2], ab[2], bb[2], ax[2], bx[2];
+    aa[0] = r[0].xyz;
+    ab[0] = vec3(r[0].w, r[1].xy);
+    bb[0] = vec3(r[1].zw, r[2].x);
+    ax[0] = r[2].yzw;
+    bx[0] = r[3].xyz;
+    aa[1] = vec3(r[3].w, r[4].xy);
+    ab[1] = vec3(r[4].zw, r[5].x);
+    bb[1] = r[5].yzw;
+    ax[1] = r[6].xyz;
+    bx[1] = vec3(r[6].w, r[7].xy);
+    [[unroll]] for (int s = 0; s < 2; s++) {
+        vec3 sw = aa[s] + 2.0 * ab[s] + bb[s], sx = ax[s] + bx[s];
+        vec3 det = aa[s] * bb[s] - ab[s] * ab[s];
+        vec3 mean = sx / max(sw, vec3(1e-30));
+        bvec3 ok = bvec3(det.x > 1e-6 * (aa[s].x * bb[s].x) && det.x > 0.0, det.y > 1e-6 * (aa[s].y * bb[s].y) && det.y > 0.0,
+                         det.z > 1e-6 * (aa[s].z * bb[s].z) && det.z > 0.0);
+        vec3 rd = 1.0 / det;
+        vec3 e0 = mix(mean, (ax[s] * bb[s] - bx[s] * ab[s]) * rd, ok);
+        vec3 e1 = mix(mean, (bx[s] * aa[s] - ax[s] * ab[s]) * rd, ok);
+        ef[2 * s] = e0 + u0;
+        ef[2 * s + 1] = e1 + u0;
+    }
+}
+
+// v (n bits, n <= 16, no higher bits set) into the 128-bit block at bit pos (no dynamic indexing)
+void put_at(inout uvec4 o, uint pos, uint v, uint n)
+{
+    const uint w = pos >> 5, sh = pos & 31u;
+    const uint lo = v << sh, hi = sh == 0u ? 0u : v >> (32u - sh);
+    o.x |= w == 0u ? lo : 0u;
+    o.y |= w == 1u ? lo : w == 0u ? hi : 0u;
+    o.z |= w == 2u ? lo : w == 1u ? hi : 0u;
+    o.w |= w == 3u ? lo : w == 2u ? hi : 0u;
+}
+
+// this lane's part of the block (the lanes' parts are ORed): the mode's header spans ln, ln + NL, ...
+// (fields and bit runs from the table, binding 2, as enc_bc6h_h.comp; each span's first bit from
+// T_POS), then the indices of texels ln, ln + NL, ... (the job's, from s_jix)
+uvec4 pack_part(uint mi, uint part, ivec3 q[4], uint job, uint ln)
+{
+    const bool two = mi < 10u;
+    const uint emask = (1u << m_epb(mi)) - 1u;
+    const ivec3 dlt = m_delta(mi);
+    uint f[14];
+    [[unroll]] for (uint e = 0u; e < 4u; e++)
+        [[unroll]] for (uint c = 0u; c < 3u; c++) {
+            uint v = 0u;
+            if (e < 2u || two) v = e == 0u || !m_tr(mi) ? uint(q[e][c]) & emask : uint(q[e][c] - q[0][c]) & ((1u << uint(dlt[c])) - 1u);
+            f[e * 3u + c] = v;
+        }
+    f[12] = part;
+    f[13] = M_VALUE[mi];
+    uvec4 o = uvec4(0u);
+    for (uint s = ln; s < 28u; s += NL) {
+        const uint sp = tab.t[T_SPAN + mi * 28u + s];
+        const uint fld = sp & 255u, a = (sp >> 8) & 255u, b = sp >> 16, pos = tab.t[T_POS + mi * 28u + s];
+        if (pos == 0xFFFFFFFFu) break; // the list's end (and every span after it)
+        uint fv = 0u;
+        [[unroll]] for (uint k = 0u; k < 14u; k++) fv = fld == k ? f[k] : fv;
+        const uint n = a >= b ? a - b + 1u : b - a + 1u;
+        const uint v = a >= b ? fv >> b : bitfieldReverse(fv >> a) >> (32u - n);
+        put_at(o, pos, v & ((1u << n) - 1u), n);
+    }
+    const uint anc = two ? s_a2[part] : 0u;
+    for (uint t = ln; t < 16u; t += NL) {
+        const uint i = t / G;
+        const uvec2 ix = s_jix[job * G + t % G][B];
+        const bool fix = t == 0u || (two && t == anc);
+        const uint n = (two ? 3u : 4u) - (fix ? 1u : 0u);
+        // texel 0 and the anchor have one bit less
+        const uint pos = t == 0u ? (two ? 82u : 65u) : two ? 82u + 3u * t - 1u - (t > anc ? 1u : 0u) : 65u + 4u * t - 1u;
+        put_at(o, pos, (ix[i / 8u] >> (4u * (i % 8u))) & 15u, n);
+    }
+    return o;
+}
+
+vec3 get_ef(uint slot, uint e)
+{
+    uint o = slot * 12u + e * 3u;
+    return vec3(s_ef[o][B], s_ef[o + 1u][B], s_ef[o + 2u][B]);
+}
+void put_ef(uint slot, uint e, vec3 v)
+{
+    uint o = slot * 12u + e * 3u;
+    s_ef[o][B] = v.x;
+    s_ef[o + 1u][B] = v.y;
+    s_ef[o + 2u][B] = v.z;
+}
+void get_q(uint job, out ivec3 q[4])
+{
+    [[unroll]] for (uint e = 0u; e < 4u; e++)
+        q[e] = ivec3(s_jq[job * 12u + e * 3u][B], s_jq[job * 12u + e * 3u + 1u][B], s_jq[job * 12u + e * 3u + 2u][B]);
+}
+void put_q(uint job, ivec3 q[4])
+{
+    [[unroll]] for (uint e = 0u; e < 4u; e++)
+        [[unroll]] for (uint c = 0u; c < 3u; c++) s_jq[job * 12u + e * 3u + c][B] = q[e][c];
+}
+
+// a job's slot, partition, mode, variant from its code
+void decode_job(uint code, out uint slot, out uint part, out uint mi, out uint var)
+{
+    slot = code & 15u;
+    mi = (code >> 4) & 15u;
+    var = code >> 8;
+    part = slot == 0u ? 0u : s_ord[slot - 1u][B];
+}
+
+void main()
+{
+    const uint lid = gl_LocalInvocationID.x;
+    const uint b = lid / NL, ln = lid % NL, grp = ln / G, gl = ln % G;
+    B = b;
+    const uint blk = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * BPW + b;
+    if (lid < 32u) {
+        s_p2[lid] = BPTC_P2[lid];
+        s_a2[lid] = BPTC_A2[lid];
+    }
+    if (ln < 4u) s_out[ln][b] = 0u;
+    // invocations past the last block encode the last block again and store nothing
+    const bool live = blk < pc.blocks_x * pc.block_rows;
+    const uint blkc = min(blk, pc.blocks_x * pc.block_rows - 1u);
+    const uint parts = min(pc.partitions, MAXP);
+    const uint nkeep = min(max(pc.keep, 1u), MAXK);
+    const uint njobs = nkeep + 1u;
+
+    // 0. the texels
+    const uint bx = blkc % pc.blocks_x, by = blkc / pc.blocks_x;
+    ivec3 x0;
+    const vec3 u0 = load_target(min(bx * 4u, pc.width - 1u), min(by * 4u, pc.rows - 1u), x0);
+    for (uint t = ln; t < 16u; t += NL) {
+        uint x = min(bx * 4u + (t & 3u), pc.width - 1u), y = min(by * 4u + (t >> 2), pc.rows - 1u);
+        ivec3 xv;
+        vec3 u = load_target(x, y, xv), w, l;
+        float tw;
+        texel_weights(xv, w, l, tw);
+        s_U[t][b] = vec4(u - u0, tw);
+        s_W[t][b] = vec4(w, 0.0);
+        s_L[t][b] = vec4(l, 0.0);
+    }
+    barrier();
+
+    // 1. the partitions' residuals (lane ln: ln, ln + NL, ...), the best P by rank counting
+    if (parts > 0u) {
+        float swt = 0.0, mt[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        vec3 st = vec3(0.0);
+        TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+            vec4 ut = s_U[t][b];
+            vec3 vd = ut.w * ut.xyz;
+            swt += ut.w;
+            st += vd;
+            mt[0] += vd.x * ut.x;
+            mt[1] += vd.x * ut.y;
+            mt[2] += vd.x * ut.z;
+            mt[3] += vd.y * ut.y;
+            mt[4] += vd.y * ut.z;
+            mt[5] += vd.z * ut.z;
+        }
+        for (uint p = ln; p < 32u; p += NL) {
+            uint bits = s_p2[p];
+            float sw1 = 0.0, m1[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+            vec3 s11 = vec3(0.0);
+            TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+                vec4 ut = s_U[t][b];
+                float v = ((bits >> t) & 1u) != 0u ? ut.w : 0.0;
+                vec3 vd = v * ut.xyz;
+                sw1 += v;
+                s11 += vd;
+                m1[0] += vd.x * ut.x;
+                m1[1] += vd.x * ut.y;
+                m1[2] += vd.x * ut.z;
+                m1[3] += vd.y * ut.y;
+                m1[4] += vd.y * ut.z;
+                m1[5] += vd.z * ut.z;
+            }
+            float m0[6];
+            [[unroll]] for (int i = 0; i < 6; i++) m0[i] = mt[i] - m1[i];
+            float v = resid(swt - sw1, st - s11, m0) + resid(sw1, s11, m1);
+            s_red[p][b].x = isnan(v) ? 1.0 / 0.0 : v;
+        }
+    }
+    barrier();
+    if (parts > 0u)
+        for (uint p = ln; p < 32u; p += NL) {
+            float v = s_red[p][b].x;
+            uint rank = 0u;
+            if ((OPT & 1u) != 0u) {
+                [[unroll]] for (uint q = 0u; q < 32u; q++) {
+                    float o = s_red[q][b].x;
+                    rank += (o < v || (o == v && q < p)) ? 1u : 0u;
+                }
+            } else
+                for (uint q = 0u; q < 32u; q++) {
+                    float o = s_red[q][b].x;
+                    rank += (o < v || (o == v && q < p)) ? 1u : 0u;
+                }
+            if (rank < parts) s_ord[rank][b] = p;
+        }
+    barrier();
+    if (STOP == 1u) {
+        if (ln == 0u && live) dst.blk[blk] = uvec4(s_ord[0][b], floatBitsToUint(s_U[5][b].x), 0u, 0u);
+        return;
+    }
+
+    // 2. the fits: job 0 the line, job 1 + 2 (s - 1) + k subset k of slot s
+    for (uint j = ln; j < 1u + 2u * parts; j += NL) {
+        const uint slot = j == 0u ? 0u : (j + 1u) / 2u, k = j == 0u ? 0u : (j + 1u) % 2u;
+        const uint part = slot == 0u ? 0u : s_ord[slot - 1u][b];
+        const uint mask = slot == 0u ? 0xFFFFu : k == 1u ? s_p2[part] : ~s_p2[part] & 0xFFFFu;
+        vec3 e0, e1;
+        fit_subset(mask, k == 1u ? s_a2[part] : 0u, e0, e1);
+        put_ef(slot, 2u * k, e0 + u0);
+        put_ef(slot, 2u * k + 1u, e1 + u0);
+        if (slot == 0u) {
+            put_ef(0u, 2u, u0);
+            put_ef(0u, 3u, u0);
+        }
+    }
+    barrier();
+    // the mode filter of slots ln, ln + NL, ...
+    for (uint sl = ln; sl <= parts; sl += NL) {
+        const bool two = sl > 0u;
+        vec3 ef[4];
+        [[unroll]] for (uint e = 0u; e < 4u; e++) ef[e] = get_ef(sl, e);
+        const uint m0 = two ? 0u : 10u, nm = two ? 10u : 4u;
+        uint best = 0u, ok = 0u;
+        for (uint o = 0u; o < nm; o++)
+            if (m_tr(m0 + o) && fits(m0 + o, ef)) {
+                best = max(best, m_epb(m0 + o));
+                ok |= 1u << o;
+            }
+        uint todo = 0u;
+        for (uint o = 0u; o < nm; o++)
+            if (!m_tr(m0 + o) || (((ok >> o) & 1u) != 0u && m_epb(m0 + o) + PREC_SPAN >= best)) todo |= 1u << o;
+        s_todo[sl][b] = todo;
+    }
+    barrier();
+    if (STOP == 2u) {
+        if (ln == 0u && live) dst.blk[blk] = uvec4(s_todo[0][b], s_todo[parts][b], floatBitsToUint(s_ef[13][b]), 0u);
+        return;
+    }
+
+    // 3. the cheap scores: candidate n (slots in order, modes in order within a slot) on lane n % NL;
+    // keys n * 2 + variant order them as enc_bc6h_h.comp's scoring loop
+    float kv[MAXK];
+    uint kk[MAXK], kc[MAXK];
+    [[unroll]] for (uint i = 0u; i < MAXK; i++) {
+        kv[i] = 1.0 / 0.0;
+        kk[i] = 0x100000u + ln * MAXK + i; // empty: after every candidate, unique
+        kc[i] = 10u << 4;                  // mode 3 on the line: only used if nothing was scored
+    }
+    float lv = 1.0 / 0.0;
+    uint lk = 0x100000u + NL * MAXK + ln, lc = 10u << 4;
+    {
+        uint slot = 0u, base = 0u, cnt = bitCount(s_todo[0][b]);
+        for (uint n = ln;; n += NL) {
+            while (slot <= parts && n >= base + cnt) {
+                base += cnt;
+                slot++;
+                cnt = slot <= parts ? bitCount(s_todo[slot][b]) : 0u;
+            }
+            if (slot > parts) break;
+            uint todo = s_todo[slot][b];
+            for (uint r = n - base; r > 0u; r--) todo &= todo - 1u;
+            const bool two = slot > 0u;
+            const uint mi = (two ? 0u : 10u) + uint(findLSB(todo));
+            const uint part = two ? s_ord[slot - 1u][b] : 0u;
+            const uint bits = two ? s_p2[part] : 0u;
+            vec3 ef[4];
+            [[unroll]] for (uint e = 0u; e < 4u; e++) ef[e] = get_ef(slot, e);
+            for (uint var = 0u; var < 2u; var++) {
+                ivec3 q[4];
+                bool ch = quantize(mi, ef, var, false, q);
+                if (var == 1u && !ch) break;
+                float e = approx_err(mi, bits, q, u0);
+                uint vk = n * 2u + var, vc = slot | mi << 4 | var << 8;
+                if (!two && e < lv) {
+                    lv = e;
+                    lk = vk;
+                    lc = vc;
+                }
+                [[unroll]] for (uint i = 0u; i < MAXK; i++) {
+                    bool lt = e < kv[i];
+                    float f = kv[i];
+                    uint fk = kk[i], fc = kc[i];
+                    kv[i] = lt ? e : kv[i];
+                    kk[i] = lt ? vk : kk[i];
+                    kc[i] = lt ? vc : kc[i];
+                    e = lt ? f : e;
+                    vk = lt ? fk : vk;
+                    vc = lt ? fc : vc;
+                }
+                if (var == 0u && !ch) break;
+            }
+        }
+    }
+    // the lanes' lists: entry ln * MAXK + i, then the line entries at NL * MAXK + ln
+    // (keys and codes as floats: exact integers below 2^24)
+    [[unroll]] for (uint i = 0u; i < MAXK; i++) s_red[ln * MAXK + i][b] = vec4(kv[i], float(kk[i]), float(kc[i]), 0.0);
+    s_red[NL * MAXK + ln][b] = vec4(lv, float(lk), float(lc), 0.0);
+    barrier();
+    for (uint i = ln; i < NL * MAXK; i += NL) {
+        vec4 me = s_red[i][b];
+        uint rank = 0u;
+        if ((OPT & 1u) != 0u) {
+            [[unroll]] for (uint j = 0u; j < NL * MAXK; j++) {
+                vec2 o = s_red[j][b].xy;
+                rank += (o.x < me.x || (o.x == me.x && o.y < me.y)) ? 1u : 0u;
+            }
+        } else
+            for (uint j = 0u; j < NL * MAXK; j++) {
+                vec4 o = s_red[j][b];
+                rank += (o.x < me.x || (o.x == me.x && o.y < me.y)) ? 1u : 0u;
+            }
+        // an empty entry (no candidate) is a job only as job 0 (the line's mode 3, as enc_bc6h_h.comp)
+        if (rank < nkeep) s_jc[rank][b] = (me.x < 1.0 / 0.0 || rank == 0u) ? uint(me.z) : 0xFFFFu;
+    }
+    if (ln == 0u) {
+        vec4 bst = s_red[NL * MAXK][b];
+        for (uint j = 1u; j < NL; j++) {
+            vec4 o = s_red[NL * MAXK + j][b];
+            if (o.x < bst.x || (o.x == bst.x && o.y < bst.y)) bst = o;
+        }
+        s_jc[nkeep][b] = uint(bst.z);
+    }
+    barrier();
+    if (STOP == 3u) {
+        if (ln == 0u && live) dst.blk[blk] = uvec4(s_jc[0][b], s_jc[1][b], s_jc[nkeep][b], 0u);
+        return;
+    }
+
+    // 4. the jobs measured exactly. The nearest quantized endpoints of every job's, component i of
+    // job j (i = e * 3 + c) on lane (12 j + i) % NL, as floats (exact) at s_red[(12 j + i) / 3][1 + (12
+    // j + i) % 3]; then job r * RG + grp in round r, lane gl its texels; partial errors at
+    // s_red[job * G + gl].x
+    for (uint i = ln; i < njobs * 12u; i += NL) {
+        const uint job = i / 12u, e = (i % 12u) / 3u, c = i % 3u, code = s_jc[job][b];
+        int v = 0;
+        if (code != 0xFFFFu) {
+            uint slot, part, mi, var;
+            decode_job(code, slot, part, mi, var);
+            const uint epb = m_epb(mi);
+            if (e < 2u || mi < 10u) v = quant1(s_ef[slot * 12u + e * 3u + c][b], epb, q_lo(epb), q_hi(epb), true);
+        }
+        s_red[i / 3u][b][1u + i % 3u] = float(v);
+    }
+    barrier();
+    for (uint r = 0u; r * RG < njobs; r++) {
+        const uint job = r * RG + grp;
+        if (job >= njobs) continue;
+        const uint code = s_jc[job][b];
+        float e = 1.0 / 0.0;
+        uvec2 idx = uvec2(0u);
+        if (code != 0xFFFFu) {
+            uint slot, part, mi, var;
+            decode_job(code, slot, part, mi, var);
+            const bool two = mi < 10u;
+            ivec3 q[4];
+            [[unroll]] for (uint k = 0u; k < 12u; k++) {
+                const uint i = job * 12u + k;
+                q[k / 3u][k % 3u] = int(s_red[i / 3u][b][1u + i % 3u]);
+            }
+            quantize_fit(mi, var, q);
+            vec4 rr[NRED];
+            assign_part(mi, two ? s_p2[part] : 0u, two ? s_a2[part] : 0u, q, u0, gl, idx, rr);
+            e = rr[7].w;
+            if (gl == 0u) put_q(job, q);
+        }
+        s_red[job * G + gl][b].x = e;
+        s_jix[job * G + gl][b] = idx;
+    }
+    barrier();
+    float fe[MAXJ];
+    [[unroll]] for (uint j = 0u; j < MAXJ; j++) {
+        fe[j] = 1.0 / 0.0;
+        if (j < njobs) {
+            float s = 0.0;
+            for (uint g = 0u; g < G; g++) s += s_red[j * G + g][b].x;
+            fe[j] = s;
+        }
+    }
+    if (STOP == 4u) {
+        if (ln == 0u && live) dst.blk[blk] = uvec4(floatBitsToUint(fe[0]), floatBitsToUint(fe[1]), floatBitsToUint(fe[MAXJ - 1u]), s_jix[0][b].x);
+        return;
+    }
+    // 5. the best RG of the measured jobs (ties: the earlier job); group grp refines the grp-th
+    // (job numbers packed 8 bits per group, 255: none; loops unrolled: fe stays in registers)
+    uint rjobs = 0u;
+    uint myjob = 0xFFFFu;
+    float myerr = 1.0 / 0.0;
+    {
+        uint taken = 0u;
+        [[unroll]] for (uint g = 0u; g < 4u; g++) {
+            float bv = 1.0 / 0.0;
+            uint bj = 255u;
+            [[unroll]] for (uint j = 0u; j < MAXJ; j++)
+                if (j < njobs && ((taken >> j) & 1u) == 0u && fe[j] < bv) {
+                    bv = fe[j];
+                    bj = j;
+                }
+            if (g >= RG) bj = 255u;
+            if (bj != 255u) taken |= 1u << bj;
+            rjobs |= bj << (8u * g);
+            if (g == grp && bj != 255u) {
+                myjob = bj;
+                myerr = bv;
+            }
+        }
+    }
+    const uint nls = pc.ls_iters;
+    barrier(); // the partial errors are read: s_red is the reduction buffer from here
+    {
+        const bool act = myjob != 0xFFFFu;
+        const uint code = act ? s_jc[myjob][b] : 10u << 4;
+        uint slot, part, mi, var;
+        decode_job(code, slot, part, mi, var);
+        const bool two = mi < 10u;
+        const uint bits = two ? s_p2[part] : 0u, anc = two ? s_a2[part] : 0u;
+        float err = myerr;
+        uvec2 cidx = act ? s_jix[myjob * G + gl][b] : uvec2(0u);
+        ivec3 cq[4], q[4];
+        get_q(act ? myjob : 0u, cq);
+        [[unroll]] for (uint k = 0u; k < 4u; k++) q[k] = cq[k];
+        // the normal equations of the job's indices (this lane's texels), as assign_part sums them
+        {
+            vec3 aa0 = vec3(0.0), ab0 = vec3(0.0), bb0 = vec3(0.0), ax0 = vec3(0.0), bx0 = vec3(0.0);
+            vec3 aa1 = vec3(0.0), ab1 = vec3(0.0), bb1 = vec3(0.0), ax1 = vec3(0.0), bx1 = vec3(0.0);
+            [[unroll]] for (uint i = 0u; i < TPL; i++) {
+                const uint t = gl + G * i;
+                bool s1 = ((bits >> t) & 1u) != 0u;
+                vec3 wt = s_W[t][b].xyz, ut = s_U[t][b].xyz;
+                int bi = int((cidx[i / 8u] >> (4u * (i % 8u))) & 15u);
+                float be = float(weight(two, bi)) / 64.0, al = 1.0 - be;
+                vec3 w0 = s1 ? vec3(0.0) : wt, w1 = s1 ? wt : vec3(0.0);
+                vec3 wu0 = w0 * ut, wu1 = w1 * ut;
+                aa0 += w0 * (al * al);
+                ab0 += w0 * (al * be);
+                bb0 += w0 * (be * be);
+                ax0 += wu0 * al;
+                bx0 += wu0 * be;
+                aa1 += w1 * (al * al);
+                ab1 += w1 * (al * be);
+                bb1 += w1 * (be * be);
+                ax1 += wu1 * al;
+                bx1 += wu1 * be;
+            }
+            s_red[ln * NRED + 0u][b] = vec4(aa0, ab0.x);
+            s_red[ln * NRED + 1u][b] = vec4(ab0.yz, bb0.xy);
+            s_red[ln * NRED + 2u][b] = vec4(bb0.z, ax0);
+            s_red[ln * NRED + 3u][b] = vec4(bx0, aa1.x);
+            s_red[ln * NRED + 4u][b] = vec4(aa1.yz, ab1.xy);
+            s_red[ln * NRED + 5u][b] = vec4(ab1.z, bb1);
+            s_red[ln * NRED + 6u][b] = vec4(ax1, bx1.x);
+            s_red[ln * NRED + 7u][b] = vec4(bx1.yz, 0.0, 0.0);
+        }
+        bool stop = !act;
+        uvec2 nidx = uvec2(0u);
+        // uniform trip count (barriers); a group whose pass did not lower the error skips the rest
+        // of its work (stop is the same in all its lanes: the same sums in the same order)
+        vec4 tot[NRED];
+        for (uint it = 0u; it <= nls; it++) {
+            barrier();
+            if (LSC) { // each lane sums only what it needs: the error and its components' 5 sums (OPT bit 1)
+                if (!stop && it > 0u) {
+                    float terr = 0.0;
+                    for (uint g = 0u; g < G; g++) terr += s_red[(grp * G + g) * NRED + 7u][b].w;
+                    bool take = terr < err; // the previous pass: kept while it lowers the error
+                    stop = !take;
+                    err = take ? terr : err;
+                    cidx = take ? nidx : cidx;
+                    [[unroll]] for (uint k = 0u; k < 4u; k++) cq[k] = take ? q[k] : cq[k];
+                }
+                if (it == nls) break; // uniform: nls is a push constant
+                if (!stop) {
+                    const uint epb = m_epb(mi);
+                    for (uint k = gl; k < 12u; k += G) {
+                        const uint e = k / 3u, c = k % 3u, f0 = 15u * (e / 2u) + c;
+                        // aa, ab, bb, ax, bx of subset e / 2, channel c: flat items f0 + 3 i of the partials
+                        float v[5] = float[5](0.0, 0.0, 0.0, 0.0, 0.0);
+                        for (uint g = 0u; g < G; g++) {
+                            const uint base = (grp * G + g) * NRED;
+                            [[unroll]] for (uint i = 0u; i < 5u; i++) {
+                                const uint f = f0 + 3u * i;
+                                v[i] += s_red[base + f / 4u][b][f % 4u];
+                            }
+                        }
+                        const float aa = v[0], ab = v[1], bb = v[2], ax = v[3], bx = v[4];
+                        // ls_solve for one subset and channel (the same expressions)
+                        float sw = aa + 2.0 * ab + bb, sx = ax + bx;
+                        float det = aa * bb - ab * ab;
+                        float mean = sx / max(sw, 1e-30);
+                        bool ok = det > 1e-6 * (aa * bb) && det > 0.0;
+                        float rd = 1.0 / det;
+                        float ev = (e & 1u) == 0u ? (ok ? (ax * bb - bx * ab) * rd : mean) : (ok ? (bx * aa - ax * ab) * rd : mean);
+                        float u = (ev + 0.0) + (c == 0u ? u0.x : c == 1u ? u0.y : u0.z);
+                        s_qn[grp * 12u + k][b] = e < 2u || two ? quant1(u, epb, q_lo(epb), q_hi(epb), true) : 0;
+                    }
+                }
+                barrier();
+                if (!stop) {
+                    [[unroll]] for (uint k = 0u; k < 12u; k++) q[k / 3u][k % 3u] = s_qn[grp * 12u + k][b];
+                    quantize_fit(mi, var, q);
+                    vec4 rr[NRED];
+                    assign_part(mi, bits, anc, q, u0, gl, nidx, rr);
+                    [[unroll]] for (uint k = 0u; k < NRED; k++) s_red[ln * NRED + k][b] = rr[k];
+                }
+                continue;
+            }
+            if (TRANSPOSE) { // lane gl sums items gl, gl + G, ... over the group's lanes (in lane order)
+                if (!stop)
+                    for (uint k = gl; k < NRED; k += G) {
+                        vec4 acc = vec4(0.0);
+                        for (uint g = 0u; g < G; g++) acc += s_red[(grp * G + g) * NRED + k][b];
+                        s_tot[grp * NRED + k][b] = acc;
+                    }
+                barrier();
+            }
+            if (!stop) {
+                if (TRANSPOSE) {
+                    [[unroll]] for (uint k = 0u; k < NRED; k++) tot[k] = s_tot[grp * NRED + k][b];
+                } else {
+                    [[unroll]] for (uint k = 0u; k < NRED; k++) tot[k] = vec4(0.0);
+                    for (uint g = 0u; g < G; g++)
+                        [[unroll]] for (uint k = 0u; k < NRED; k++) tot[k] += s_red[(grp * G + g) * NRED + k][b];
+                }
+                if (it > 0u) { // the previous pass: kept while it lowers the error
+                    bool take = tot[7].w < err;
+                    stop = !take;
+                    err = take ? tot[7].w : err;
+                    cidx = take ? nidx : cidx;
+                    [[unroll]] for (uint k = 0u; k < 4u; k++) cq[k] = take ? q[k] : cq[k];
+                }
+            }
+            if (it == nls) break; // uniform: nls is a push constant
+            if (!stop) {
+                vec3 ef[4];
+                ls_solve(tot, vec3(0.0), ef);
+                [[unroll]] for (uint k = 0u; k < 4u; k++) ef[k] += u0;
+                // the nearest values, components gl, gl + G, ... of 12 on this lane
+                const uint epb = m_epb(mi);
+                for (uint k = gl; k < 12u; k += G) {
+                    const uint e = k / 3u, c = k % 3u; // selects, not a dynamically indexed array
+                    vec3 ev = e == 0u ? ef[0] : e == 1u ? ef[1] : e == 2u ? ef[2] : ef[3];
+                    float u = c == 0u ? ev.x : c == 1u ? ev.y : ev.z;
+                    s_qn[grp * 12u + k][b] = e < 2u || two ? quant1(u, epb, q_lo(epb), q_hi(epb), true) : 0;
+                }
+            }
+            barrier();
+            if (!stop) {
+                [[unroll]] for (uint k = 0u; k < 12u; k++) q[k / 3u][k % 3u] = s_qn[grp * 12u + k][b];
+                quantize_fit(mi, var, q);
+                vec4 rr[NRED];
+                assign_part(mi, bits, anc, q, u0, gl, nidx, rr);
+                [[unroll]] for (uint k = 0u; k < NRED; k++) s_red[ln * NRED + k][b] = rr[k];
+            }
+        }
+        // the refined job's result replaces its first measure (its error is never higher)
+        if (act) {
+            s_jix[myjob * G + gl][b] = cidx;
+            if (gl == 0u) {
+                put_q(myjob, cq);
+                s_rerr[grp][b] = err;
+            }
+        }
+    }
+    barrier();
+    if (STOP == 5u) {
+        if (ln == 0u && live) dst.blk[blk] = uvec4(floatBitsToUint(s_rerr[0][b]), s_jix[0][b].x, uint(s_jq[3][b]), 0u);
+        return;
+    }
+    // 6. the lowest error (ties: the earlier job; every lane finds the same), packed by all lanes
+    [[unroll]] for (uint g = 0u; g < 4u; g++) {
+        const uint j = (rjobs >> (8u * g)) & 255u;
+        const float e = g < RG ? s_rerr[min(g, RG - 1u)][b] : 0.0;
+        [[unroll]] for (uint k = 0u; k < MAXJ; k++)
+            if (k == j) fe[k] = e;
+    }
+    uint wj = 0u;
+    float wv = fe[0];
+    [[unroll]] for (uint j = 1u; j < MAXJ; j++)
+        if (j < njobs && fe[j] < wv) {
+            wv = fe[j];
+            wj = j;
+        }
+    {
+        uint slot, part, mi, var;
+        decode_job(s_jc[wj][b], slot, part, mi, var);
+        ivec3 q[4];
+        get_q(wj, q);
+        uvec4 o = pack_part(mi, part, q, wj, ln);
+        [[unroll]] for (uint k = 0u; k < 4u; k++)
+            if (o[k] != 0u) atomicOr(s_out[k][b], o[k]);
+    }
+    barrier();
+    if (ln == 0u && live) dst.blk[blk] = uvec4(s_out[0][b], s_out[1][b], s_out[2][b], s_out[3][b]);
+}

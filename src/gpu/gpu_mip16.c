@@ -1,0 +1,114 @@
+/* gpu_mip16.c - 16-bit sources on the GPU mip paths (helper mip16, issue 5). See gpu_mip16.h and
+ * gpu_mip16_api.h. Exactness: the chain is mip.c's float chain of the decoded base (the GPU float mip
+ * pass matches the CPU bit for bit on float images); mip16_convert.comp quantises with the CPU's
+ * unorm16 arithmetic (fp64, exact) and, for sRGB colour, against the decision points of
+ * kiln__linear_to_srgb16 (src/mip/mip16_quant.c). */
+#include "gpu/gpu_mip16.h"
+#include "gpu/gpu_mip16_api.h"
+#include "gpu/gpu_mip.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+kiln_status kiln__gpu_mip16_pipeline(kiln_context *ctx, kiln_gpu *gpu, const kiln_vk_pipeline **out)
+{
+    VkPhysicalDeviceFeatures f;
+    vkGetPhysicalDeviceFeatures(gpu->physical, &f);
+    if (!f.shaderFloat64)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: mip16_convert.comp needs shaderFloat64");
+    kiln_vk_pipeline_desc d = {.shader = "mip16_convert", .local_size = 64, .nbindings = 3, .push_size = 4 * 4};
+    return kiln_vk_pipeline_get(ctx, gpu, &d, out);
+}
+
+kiln_status kiln__gpu_mip16_record(kiln_context *ctx, kiln_vk_cmd *cmd, const kiln_vk_pipeline *pipe,
+                                   const kiln_vk_binding *texels, const kiln_vk_binding *words,
+                                   const kiln_vk_binding *thr, uint32_t n, uint32_t mode, uint32_t nch, uint32_t flags)
+{
+    const kiln_vk_binding b[3] = {*texels, *words, *thr};
+    const uint32_t push[4] = {n, mode, nch, flags};
+    return kiln_vk_cmd_dispatch_linear(ctx, cmd, pipe, b, push, n);
+}
+
+kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job *job, double *device_ms)
+{
+    if (device_ms) *device_ms = 0.0;
+    if (!job || !job->images || job->count != 1 || !job->dst || job->out_kind != 2 || job->decode_srgb)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: one decoded image into 16-bit levels only");
+    if (job->strategy == KILN_MIP_STRATEGY_BLIT || job->strategy == KILN_MIP_STRATEGY_BASELINE)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: not with the blit or baseline strategy");
+    if (job->alpha_coverage_ref > 0.0f || job->normal_map)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: no alpha coverage or normal maps");
+    const kiln_image *b0 = &job->images[0];
+    if (b0->type != KILN_PIXEL_F32)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "16-bit GPU mipmaps: the base must be decoded to float");
+    const uint32_t W = b0->width, H = b0->height, L = job->levels;
+    if (L < 2 || L > KILN_GPU_MIP_MAX_LEVELS || L > kiln_mip_level_count(W, H))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: %u levels", L);
+    kiln_gpu *gpu;
+    KILN_TRY(kiln__gpu_get(ctx, &gpu));
+    const kiln_vk_pipeline *conv = NULL;
+    KILN_TRY(kiln__gpu_mip16_pipeline(ctx, gpu, &conv));
+    VkDeviceSize align = gpu->props.limits.minStorageBufferOffsetAlignment;
+    if (align < 16) align = 16;
+    VkDeviceSize off[KILN_GPU_MIP_MAX_LEVELS], bytes = 0;
+    for (uint32_t l = 1; l < L; l++) {
+        off[l] = bytes;
+        bytes += (VkDeviceSize)kiln_level_dim(W, l) * kiln_level_dim(H, l) * 8;
+        bytes = (bytes + align - 1) / align * align;
+    }
+    if (bytes > gpu->props.limits.maxStorageBufferRange)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: %ux%u exceeds %s's storage range", W, H,
+                          gpu->props.deviceName);
+    kiln__gpu_mip_job fj = *job;
+    fj.out_kind = 4; /* the float chain on the device */
+    fj.out_srgb = 0;
+    fj.dst = NULL;
+    kiln_vk_io outb = {0}, tab = {0};
+    kiln__gpu_mip_dev md;
+    memset(&md, 0, sizeof md);
+    kiln_vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    kiln_status st = kiln_vk_io_create(ctx, gpu, bytes, 1, &outb);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4, 0, &tab);
+    if (st == KILN_OK) {
+        kiln__gpu_mip16_thresholds(kiln_vk_io_map(&tab), job->out_srgb);
+        st = kiln_vk_buffer_flush(ctx, gpu, tab.direct ? &tab.dev : &tab.staging);
+    }
+    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L + 1, &cmd);
+    if (st == KILN_OK) {
+        kiln__gpu_mip_poison(cmd.cb, (VkBuffer[]){outb.dev.buffer}, 1); /* testing aid */
+        kiln_vk_cmd_upload(&cmd, &tab, 0);
+        kiln_vk_cmd_timestamp(&cmd, 0);
+        st = kiln__gpu_mip_record(ctx, gpu, &fj, (uint32_t)align, &cmd, VK_NULL_HANDLE, &md);
+        if (st == KILN_OK) kiln_vk_cmd_barrier(&cmd);
+        const kiln_vk_binding tb = {.buffer = tab.dev.buffer, .range = (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4};
+        for (uint32_t l = 1; l < L && st == KILN_OK; l++) {
+            const uint32_t n = kiln_level_dim(W, l) * kiln_level_dim(H, l);
+            const kiln_vk_binding src = {.buffer = md.out, .offset = md.off[l], .range = (VkDeviceSize)n * 16};
+            const kiln_vk_binding dst = {.buffer = outb.dev.buffer, .offset = off[l], .range = (VkDeviceSize)n * 8};
+            st = kiln__gpu_mip16_record(ctx, &cmd, conv, &src, &dst, &tb, n, 6u, 4u, job->out_srgb ? 2u : 0u);
+        }
+        if (st == KILN_OK) {
+            kiln_vk_cmd_timestamp(&cmd, 1);
+            kiln_vk_cmd_download(&cmd, &outb, bytes);
+            double ms = 0.0;
+            st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
+            if (device_ms) *device_ms = ms;
+        }
+    }
+    kiln_vk_cmd_free(&cmd);
+    if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, outb.direct ? &outb.dev : &outb.staging);
+    if (st == KILN_OK) {
+        const uint8_t *src = kiln_vk_io_map(&outb);
+        for (uint32_t l = 1; l < L; l++)
+            memcpy(job->dst[l], src + off[l], (size_t)kiln_level_dim(W, l) * kiln_level_dim(H, l) * 8);
+        if (ctx->params.verbose)
+            fprintf(stderr, "kiln: 16-bit mipmaps on %s (%s): float chain and 16-bit quantisation on the device\n",
+                    gpu->props.deviceName, md.what);
+    }
+    kiln__gpu_mip_dev_free(&md);
+    kiln_vk_io_destroy(gpu, &outb);
+    kiln_vk_io_destroy(gpu, &tab);
+    return st;
+}
