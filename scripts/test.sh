@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh - the whole test suite: the Release build (./build, made by setup.sh), an ASan+UBSan build
-# (./build-asan), and a short run of every fuzz target (./build-fuzz, clang + libFuzzer).
+# (./build-asan), a Release build without the Vulkan backend (./build-novk: the stubs link and the CPU
+# paths pass without a device), and a short run of every fuzz target (./build-fuzz, clang + libFuzzer).
 # Usage: bash scripts/test.sh            (after scripts/setup.sh)
-# Environment: KILN_FUZZ_SECONDS (default 20 per target), KILN_SKIP_ASAN=1, KILN_SKIP_FUZZ=1.
+# Environment: KILN_FUZZ_SECONDS (default 20 per target), KILN_SKIP_ASAN=1, KILN_SKIP_NOVK=1, KILN_SKIP_FUZZ=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared="${KILN_SHARED_DIR:-$(cd .. && pwd)/shared}"
@@ -19,6 +20,13 @@ if [ "${KILN_SKIP_ASAN:-0}" != 1 ]; then
   cmake --build build-asan -j"$jobs"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest -j"$jobs" --timeout 1500)
+fi
+
+if [ "${KILN_SKIP_NOVK:-0}" != 1 ]; then
+  echo "== build without Vulkan: tests"
+  cmake -S . -B build-novk -DCMAKE_BUILD_TYPE=Release -DKILN_VULKAN=OFF -DKILN_SHARED_DIR="$shared" >/dev/null
+  cmake --build build-novk -j"$jobs"
+  (cd build-novk && ctest -j"$jobs" --timeout 900)
 fi
 
 if [ "${KILN_SKIP_FUZZ:-0}" != 1 ]; then

@@ -15,8 +15,9 @@
  *   (encode_cluster): KILN_EBC_CFK_LANES invocations per block (64 / that many blocks per workgroup)
  *   split the partitions of the CPU's own factor tables (bc1_enc_tables.h, copied into a storage
  *   buffer at binding 3), the block's best are merged by (error, table entry), and the candidates are
- *   refined (max) on one invocation each (enc_bc1_cf.comp; KILN_GPU_CF_DESIGN=2: enc_bc1_cf2.comp,
- *   their scoring and channel steps split over the block's invocations, see KILN_EBC_CF_DESIGN;
+ *   refined (max) on one invocation each (enc_bc1_cf.comp, the default at high) or with their scoring
+ *   and channel steps split over the block's invocations (enc_bc1_cf2.comp, the default at max; see
+ *   KILN_EBC_CF_DESIGN; KILN_GPU_CF_DESIGN=1 or 2 forces one);
  *   the pipelined path of gpu_encode_bc_ring.inc does not take it). The blocks those paths hand
  *   elsewhere on the CPU (cluster fit: flat blocks and near-flat ones that try the exact single-colour
  *   tables, degenerate blocks, punch-through or cut-out texels) are flagged in a bit mask (cluster fit: a word per block) and
@@ -58,10 +59,12 @@
 /* The cluster-fit shader: 1 = enc_bc1_cf.comp (candidates refined on one invocation each), 2 =
  * enc_bc1_cf2.comp (texel loads, ranks, prefix sums and the refinement's scoring / channel steps
  * split over the block's invocations); KILN_GPU_CF_DESIGN=1 or 2 overrides it. H100 2026-11-25, 2048^2
- * kernel ms design 1 / 2: bc1 high 2.92 / 3.02, max 6.45 / 4.25. Default 1: on the H100 design 2 gave
- * other bytes than the CPU for BC1 / BC1a max on grassB 1024^2 (lavapipe: the same bytes; cause not
- * found yet, docs/PERFORMANCE.md "helper bc1max"). */
-#define KILN_EBC_CF_DESIGN 1
+ * kernel ms design 1 / 2 (21:48 UTC, after the fix below): bc1 high 2.91 / 3.07, max 6.43 / 4.33, bc1a max
+ * 3.74 / 2.66, bc3 max 18.6 / 11.8. Default: design 2 at max, design 1 at high (where it is ~5% faster).
+ * (Design 2's first version gave other bytes than the CPU for BC1 / BC1a max on grassB 1024^2 on the H100:
+ * spirv-opt's unroller dropped NoContraction from the refit's products; they are now fp64 as in design 1
+ * and the float loops are not unrolled by glslc; bit-identical on the H100 since, docs/PERFORMANCE.md.) */
+#define KILN_EBC_CF_DESIGN(q) ((q) == KILN_QUALITY_MAX ? 2 : 1)
 
 typedef struct ebc_pass {
     const char *shader;
@@ -336,7 +339,7 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                     return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_CF_LANES=%s is not 8, 16, 32 or 64", env);
                 lanes = (uint32_t)v;
             }
-            int design = KILN_EBC_CF_DESIGN;
+            int design = KILN_EBC_CF_DESIGN(q);
             const char *denv = getenv("KILN_GPU_CF_DESIGN");
             if (denv && denv[0]) {
                 if (strcmp(denv, "1") != 0 && strcmp(denv, "2") != 0)

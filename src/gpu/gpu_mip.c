@@ -844,8 +844,27 @@ void kiln__gpu_mip_dev_free(kiln__gpu_mip_dev *dev)
     if (dev) memset(dev, 0, sizeof *dev);
 }
 
+static kiln_status mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, uint32_t align_bytes,
+                              kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev, kiln__gpu_mip_fill_fn fill,
+                              void *user);
+
 kiln_status kiln__gpu_mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, uint32_t align_bytes,
                                  kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev)
+{
+    return mip_record(ctx, gpu, job, align_bytes, cmd, qp, dev, NULL, NULL);
+}
+
+kiln_status kiln__gpu_mip_record_fill(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job,
+                                      uint32_t align_bytes, kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev,
+                                      kiln__gpu_mip_fill_fn fill, void *user)
+{
+    if (!fill) return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmaps: no fill for the base");
+    return mip_record(ctx, gpu, job, align_bytes, cmd, qp, dev, fill, user);
+}
+
+static kiln_status mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, uint32_t align_bytes,
+                              kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev, kiln__gpu_mip_fill_fn fill,
+                              void *user)
 {
     memset(dev, 0, sizeof *dev);
     dev->gpu = gpu;
@@ -866,6 +885,8 @@ kiln_status kiln__gpu_mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmaps: image %u differs in size or type from image 0", i);
     if (align_bytes == 0 || align_bytes % 4 != 0 || (align_bytes & (align_bytes - 1)) != 0)
         return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmaps: level alignment %u", align_bytes);
+    if ((job->filter != KILN_MIP_FILTER_BOX || job->normal_map || job->alpha_coverage_ref > 0.0f) && fill)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident GPU mipmaps: a base made on the device, box filter only");
     if (job->filter != KILN_MIP_FILTER_BOX || job->normal_map || job->alpha_coverage_ref > 0.0f)
         return kiln__gpu_mip_filter_record(ctx, gpu, job, align_bytes, cmd, qp, dev);
 
@@ -885,17 +906,22 @@ kiln_status kiln__gpu_mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
     KILN_TRY(check_range(ctx, gpu, (uint64_t)img_bytes * r->count, "base images", r->W, r->H, r->count));
     const int fast = fast_enabled(), strategy = resolve_strategy(job->strategy, fast);
     KILN_TRY(run_prepare(ctx, r, strategy, flags, job->weighted, job->subgroup_size, align_bytes / 4, 1, fast));
-    KILN_TRY(kiln_vk_io_create(ctx, gpu, (VkDeviceSize)img_bytes * r->count, 0, &r->in));
-    uint8_t *m = kiln_vk_io_map(&r->in);
-    for (uint32_t i = 0; i < r->count; i++) {
+    if (fill) KILN_TRY(kiln_vk_buffer_create(ctx, gpu, (VkDeviceSize)img_bytes * r->count, KILN_VK_MEM_DEVICE, &r->in.dev));
+    else KILN_TRY(kiln_vk_io_create(ctx, gpu, (VkDeviceSize)img_bytes * r->count, 0, &r->in));
+    uint8_t *m = fill ? NULL : kiln_vk_io_map(&r->in);
+    for (uint32_t i = 0; i < r->count && !fill; i++) {
         copy_rows_job cj = {m + i * img_bytes, job->images[i].pixels, img_bytes / r->H};
         KILN_TRY(kiln__parallel_for(ctx, r->H, 64, copy_rows, &cj)); /* the base into mapped memory */
     }
-    KILN_TRY(io_flush(ctx, gpu, &r->in));
+    if (!fill) KILN_TRY(io_flush(ctx, gpu, &r->in));
     kiln_vk_cmd_upload(cmd, &r->prm, 0);
     kiln_vk_cmd_upload(cmd, &r->lut, 0);
-    kiln_vk_cmd_upload(cmd, &r->in, 0);
+    if (!fill) kiln_vk_cmd_upload(cmd, &r->in, 0);
     if (qp) vkCmdWriteTimestamp(cmd->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 0);
+    if (fill) { /* the base written on the device (mip16dev; inside the timed section) */
+        KILN_TRY(fill(ctx, cmd, r->in.dev.buffer, user));
+        kiln_vk_cmd_barrier(cmd);
+    }
     kiln__gpu_mip_poison(cmd->cb, (VkBuffer[]){r->out.dev.buffer, r->chain.buffer, r->ctr.buffer}, 3);
     KILN_TRY(run_record(ctx, cmd, r, strategy));
     dev->in = r->in.dev.buffer;

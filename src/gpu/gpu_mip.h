@@ -50,6 +50,14 @@ typedef struct kiln__gpu_mip_dev {
 
 kiln_status kiln__gpu_mip_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, uint32_t align_bytes,
                                  kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev);
+/* kiln__gpu_mip_record with the base made on the device (helper mip16dev: gpu_mip16.c decodes a 16-bit base
+ * there): box filter only (else KILN_ERR_UNSUPPORTED); job->images give sizes and type but their pixels are
+ * not read; fill(ctx, cmd, in, user) records the commands that write the base images into `in` (the buffer
+ * dev->in becomes) after the mip pass's uploads; a compute barrier follows before the mip pass. */
+typedef kiln_status (*kiln__gpu_mip_fill_fn)(kiln_context *ctx, kiln_vk_cmd *cmd, VkBuffer in, void *user);
+kiln_status kiln__gpu_mip_record_fill(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job,
+                                      uint32_t align_bytes, kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev,
+                                      kiln__gpu_mip_fill_fn fill, void *user);
 kiln_status kiln__gpu_mip_filter_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job,
                                         uint32_t align_bytes, kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev);
 /* The blit strategy's chain recorded the same way (gpu_mip_blit.c, helper mipres2): the base uploaded into

@@ -6,6 +6,7 @@
 #include "gpu/gpu_mip16.h"
 #include "gpu/gpu_mip16_api.h"
 #include "gpu/gpu_mip.h"
+#include "image/color.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,4 +112,87 @@ kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job 
     kiln_vk_io_destroy(gpu, &outb);
     kiln_vk_io_destroy(gpu, &tab);
     return st;
+}
+
+/* ---- the 16-bit base decoded on the device (helper mip16dev; gpu_mip16.h) ---- */
+
+int kiln__gpu_mip16_device_decode(void)
+{
+    const char *e = getenv("KILN_GPU_MIP16_DEVICE_DECODE");
+    if (e && (e[0] == '0' || e[0] == '2') && e[1] == 0) return e[0] - '0';
+    return 1;
+}
+
+typedef struct dec_rows_job {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t row;
+} dec_rows_job;
+
+static void dec_copy_rows(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    const dec_rows_job *c = user;
+    memcpy(c->dst + begin * c->row, c->src + begin * c->row, (end - begin) * c->row);
+}
+
+kiln_status kiln__gpu_mip16_dec_prepare(kiln_context *ctx, kiln_gpu *gpu, const kiln_image *img, int srgb,
+                                        kiln__gpu_mip16_dec *dec)
+{
+    memset(dec, 0, sizeof *dec);
+    dec->gpu = gpu;
+    if (!img || img->type != KILN_PIXEL_U16 || !img->pixels || img->width == 0 || img->height == 0)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "16-bit device decode: not a 16-bit image");
+    const uint64_t n = (uint64_t)img->width * img->height;
+    if (n > UINT32_MAX / 2 || n * 16 > gpu->props.limits.maxStorageBufferRange)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit device decode: %ux%u exceeds %s's storage range",
+                          img->width, img->height, gpu->props.deviceName);
+    dec->n = (uint32_t)n;
+    kiln_vk_pipeline_desc d = {.shader = "mip16_decode", .local_size = 64, .nbindings = 3, .push_size = 4};
+    KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &d, &dec->pipe));
+    kiln_status st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)n * 8, 0, &dec->texels);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)2 * 65536 * 4, 0, &dec->lut);
+    if (st == KILN_OK) { /* mip.c decode_row, KILN_PIXEL_U16, value by value */
+        float *t = kiln_vk_io_map(&dec->lut);
+        const int wrong = kiln__gpu_mip16_device_decode() == 2; /* testing aid: black colour */
+        for (uint32_t v = 0; v < 65536; v++) {
+            t[v] = wrong ? 0.0f : srgb ? kiln__srgb16_to_linear((uint16_t)v) : (float)v / 65535.0f;
+            t[65536 + v] = (float)v / 65535.0f;
+        }
+        st = kiln_vk_buffer_flush(ctx, gpu, dec->lut.direct ? &dec->lut.dev : &dec->lut.staging);
+    }
+    if (st == KILN_OK) {
+        dec_rows_job cj = {kiln_vk_io_map(&dec->texels), img->pixels, (size_t)img->width * 8};
+        st = kiln__parallel_for(ctx, img->height, 64, dec_copy_rows, &cj);
+    }
+    if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, dec->texels.direct ? &dec->texels.dev : &dec->texels.staging);
+    if (st != KILN_OK) kiln__gpu_mip16_dec_free(dec);
+    return st;
+}
+
+kiln_status kiln__gpu_mip16_dec_fill(kiln_context *ctx, kiln_vk_cmd *cmd, VkBuffer in, void *user)
+{
+    kiln__gpu_mip16_dec *dec = user;
+    if (!dec || !dec->pipe || !in) return kiln__fail(ctx, KILN_ERR_INTERNAL, "16-bit device decode: not prepared");
+    const kiln_vk_binding b[3] = {{.buffer = dec->texels.dev.buffer, .range = (VkDeviceSize)dec->n * 8},
+                                  {.buffer = in, .range = (VkDeviceSize)dec->n * 16},
+                                  {.buffer = dec->lut.dev.buffer, .range = (VkDeviceSize)2 * 65536 * 4}};
+    const uint32_t push[1] = {dec->n};
+    return kiln_vk_cmd_dispatch_linear(ctx, cmd, dec->pipe, b, push, dec->n);
+}
+
+void kiln__gpu_mip16_dec_upload(kiln_vk_cmd *cmd, kiln__gpu_mip16_dec *dec)
+{
+    kiln_vk_cmd_upload(cmd, &dec->texels, 0);
+    kiln_vk_cmd_upload(cmd, &dec->lut, 0);
+}
+
+void kiln__gpu_mip16_dec_free(kiln__gpu_mip16_dec *dec)
+{
+    if (!dec) return;
+    if (dec->gpu) {
+        kiln_vk_io_destroy(dec->gpu, &dec->texels);
+        kiln_vk_io_destroy(dec->gpu, &dec->lut);
+    }
+    memset(dec, 0, sizeof *dec);
 }

@@ -16,4 +16,28 @@ kiln_status kiln__gpu_mip16_record(kiln_context *ctx, kiln_vk_cmd *cmd, const ki
                                    const kiln_vk_binding *texels, const kiln_vk_binding *words,
                                    const kiln_vk_binding *thr, uint32_t n, uint32_t mode, uint32_t nch, uint32_t flags);
 
+/* The 16-bit base decoded on the device (helper mip16dev): shaders/mip16_decode.comp writes the RGBA32F base
+ * kiln__mip_decode_f32 makes (colour kiln__srgb16_to_linear or v / 65535.0f, alpha v / 65535.0f: a function of
+ * each 16-bit value alone) from the uploaded RGBA16 texels, through tables the CPU functions fill: bit for
+ * bit the host decode, with half the bytes uploaded and no host float copy. The device-resident encoder
+ * (gpu_mip_encode.c, box filter) uses it unless KILN_GPU_MIP16_DEVICE_DECODE=0 (the host decode). */
+typedef struct kiln__gpu_mip16_dec {
+    kiln_gpu *gpu;
+    const kiln_vk_pipeline *pipe;
+    kiln_vk_io texels, lut;
+    uint32_t n;
+} kiln__gpu_mip16_dec;
+
+/* KILN_GPU_MIP16_DEVICE_DECODE: 0 gives 0 (the host decode), 2 gives 2 (testing aid: the tables decode every
+ * colour value to 0, so a test sees that the device decode ran), anything else 1. */
+int kiln__gpu_mip16_device_decode(void);
+/* Copies img's RGBA16 texels and the decode tables (srgb: sRGB colour) into host-visible buffers. */
+kiln_status kiln__gpu_mip16_dec_prepare(kiln_context *ctx, kiln_gpu *gpu, const kiln_image *img, int srgb,
+                                        kiln__gpu_mip16_dec *dec);
+/* Records the uploads of both buffers (before the mip pass's timed section). */
+void kiln__gpu_mip16_dec_upload(kiln_vk_cmd *cmd, kiln__gpu_mip16_dec *dec);
+/* A kiln__gpu_mip_fill_fn (user: the prepared and uploaded kiln__gpu_mip16_dec): decodes into `in`. */
+kiln_status kiln__gpu_mip16_dec_fill(kiln_context *ctx, kiln_vk_cmd *cmd, VkBuffer in, void *user);
+void kiln__gpu_mip16_dec_free(kiln__gpu_mip16_dec *dec);
+
 #endif

@@ -47,7 +47,9 @@
  * (kiln__mip_decode_f32), the float mip pass filters them, and shaders/mip16_convert.comp (instead of
  * mip_enc_convert.comp, same modes) quantises every level (level 0: the decoded base; decode + requantise
  * is the identity, checked) exactly as mip.c's 16-bit sink and writes the words the host prepares from a
- * 16-bit level; gathered float texels are requantised to 16 bits on the host for the CPU encoder.
+ * 16-bit level; gathered float texels are requantised to 16 bits on the host for the CPU encoder. With the
+ * box filter the base is decoded on the device instead (helper mip16dev: kiln__gpu_mip16_dec_*, the RGBA16
+ * texels and the CPU decoder's tables uploaded; KILN_GPU_MIP16_DEVICE_DECODE=0: the host decode).
  *
  * Not here (KILN_ERR_UNSUPPORTED: kiln_encode_mips takes the host path): 16-bit normal maps and 16-bit
  * images with the blit strategy, BC6H from non-float images or with an sRGB chain
@@ -338,6 +340,11 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     if (srgb) cflags |= 2u; /* mip16_convert.comp: sRGB colour codes */
     kiln_image fimg;
     memset(&fimg, 0, sizeof fimg);
+    /* 16-bit, box filter: the base decoded on the device (gpu_mip16.c, mip16dev) unless
+     * KILN_GPU_MIP16_DEVICE_DECODE=0 */
+    const int dev16 = u16src && !blit && mp->filter == KILN_MIP_FILTER_BOX && kiln__gpu_mip16_device_decode();
+    kiln__gpu_mip16_dec dec16;
+    memset(&dec16, 0, sizeof dec16);
     /* (decoded after the checks below, with the buffers: freed at the end) */
     uint8_t weighted = !mp->normal_map && mp->alpha == KILN_MIP_ALPHA_WEIGHTED &&
                        (img->channels == 2 || img->channels == 4) && kiln__mip_base_has_alpha(img);
@@ -419,7 +426,15 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, 16, KILN_VK_MEM_DOWNLOAD, &cnt);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)plan.table_words * 4, 0, &tab);
     /* 16-bit: the decoded base (the mip pass's input) and the quantisers' decision points */
-    if (st == KILN_OK && u16src) st = kiln__mip_decode_f32(ctx, img, srgb, &fimg);
+    if (st == KILN_OK && u16src && !dev16) st = kiln__mip_decode_f32(ctx, img, srgb, &fimg);
+    if (st == KILN_OK && dev16) { /* fimg: sizes and type only */
+        fimg.width = W;
+        fimg.height = H;
+        fimg.type = KILN_PIXEL_F32;
+        fimg.channels = img->channels;
+        fimg.hdr = img->hdr;
+        st = kiln__gpu_mip16_dec_prepare(ctx, gpu, img, srgb, &dec16);
+    }
     if (st == KILN_OK && u16src) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4, 0, &tab16);
     if (st == KILN_OK && u16src) {
         float *t = kiln__malloc(ctx, (size_t)KILN_GPU_MIP16_THR_FLOATS * sizeof *t);
@@ -454,7 +469,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         st = kiln_vk_check(ctx, vkCreateQueryPool(gpu->device, &qi, NULL, &qp), "vkCreateQueryPool");
     }
     if (st == KILN_OK)
-        st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L * (plan.npass + 1 + (fsrc ? 1u : 0u)) + 1, &cmd);
+        st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L * (plan.npass + 1 + (fsrc ? 1u : 0u)) + 1 + (dev16 ? 1u : 0u), &cmd);
     if (st == KILN_OK) {
         VkCommandBuffer cb = cmd.cb;
         if (qp) vkCmdResetQueryPool(cb, qp, 0, 3);
@@ -464,7 +479,10 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         kiln_vk_cmd_transfer_to_compute(cb);
         kiln_vk_cmd_upload(&cmd, &tab, 0);
         if (u16src) kiln_vk_cmd_upload(&cmd, &tab16, 0);
+        if (dev16) kiln__gpu_mip16_dec_upload(&cmd, &dec16);
         st = blit ? kiln__gpu_mip_blit_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md)
+                  : dev16 ? kiln__gpu_mip_record_fill(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md,
+                                                      kiln__gpu_mip16_dec_fill, &dec16)
                   : kiln__gpu_mip_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md);
         if (st == KILN_OK && qp) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);
         const kiln_vk_binding tb = {.buffer = tab.dev.buffer, .range = (VkDeviceSize)plan.table_words * 4};
@@ -608,7 +626,8 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
                     "them, only blocks downloaded, %llu block(s) to the CPU encoder; kernel time mip %.3f ms + "
                     "encode %.3f ms, %.3f ms wall\n",
                     fi->name, gpu->props.deviceName, L, md.what,
-                    u16src ? "; 16-bit levels quantised and converted on the device"
+                    dev16 ? "; 16-bit base decoded, levels quantised and converted on the device"
+                    : u16src ? "; 16-bit levels quantised and converted on the device"
                     : fsrc ? "; float levels converted on the device" : "",
                     (unsigned long long)nrec, mip_ms, enc_ms, t_wall);
         (void)kiln__progress(ctx, 1.0f);
@@ -621,6 +640,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     kiln_vk_io_destroy(gpu, &tab);
     kiln_vk_io_destroy(gpu, &tab16);
     kiln_image_free(&fimg);
+    kiln__gpu_mip16_dec_free(&dec16);
     kiln_vk_buffer_destroy(gpu, &flags);
     kiln_vk_buffer_destroy(gpu, &scratch);
     kiln_vk_buffer_destroy(gpu, &convb);

@@ -11,6 +11,8 @@
  *  - encode_mips_u16: kiln_encode_mips from 16-bit images (BC1 high with CPU-fallback blocks, BC1a, BC3,
  *    BC4, BC5 SNORM, ETC1, ETC2 RGBA fast, EAC R11 SNORM, RG11) with the chain device-resident (the
  *    context's kiln__gpu_mip_encode_stats count the run and its levels), KILN_GPU_MIP_POISON=1 on some;
+ *  - encode_mips_u16_device_decode: the base decoded on the device (mip16dev, mip16_decode.comp) gives the
+ *    bytes of the host decode (KILN_GPU_MIP16_DEVICE_DECODE=0) and the CPU; =2 (wrong tables) changes them;
  *  - the Vulkan validation layer stays silent. Skipped when there is no Vulkan device. */
 #include "support.h"
 #include "gpu/gpu_mip_encode.h"
@@ -244,6 +246,68 @@ static void encode_mips_u16(void **state)
     assert_true(s.fallback_blocks > 0); /* BC1 high's flat patches went through the gather */
 }
 
+/* The 16-bit base decoded on the device (mip16dev: gpu_mip16.c, shaders/mip16_decode.comp; box filter):
+ * the default path, KILN_GPU_MIP16_DEVICE_DECODE=0 (the host decode) and the CPU give the same bytes, and
+ * =2 (testing aid: every colour value decodes to 0) changes them, so the device decode is what ran. */
+static int same_texture(const kiln_texture *a, const kiln_texture *b)
+{
+    if (a->levels != b->levels) return 0;
+    for (uint32_t l = 0; l < a->levels; l++) {
+        size_t sa = 0, sb = 0;
+        const uint8_t *pa = kiln_texture_image(a, l, 0, 0, &sa), *pb = kiln_texture_image(b, l, 0, 0, &sb);
+        if (sa != sb || memcmp(pa, pb, sa) != 0) return 0;
+    }
+    return 1;
+}
+
+static void encode_mips_u16_device_decode(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 4096);
+    static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_SRGB, KILN_FORMAT_BC4_UNORM, KILN_FORMAT_BC3_SRGB};
+    static const uint32_t dims[][2] = {{130, 67}, {37, 19}};
+    for (size_t si = 0; si < 2; si++) {
+        kiln_image img;
+        image16(&rng, dims[si][0], dims[si][1], 1, &img);
+        for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++) {
+            const kiln_format_info *fi = kiln_format_get_info(fmts[k]);
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, fmts[k], KILN_QUALITY_NORMAL);
+            kiln_mip_params mp;
+            kiln_mip_params_init(&mp);
+            if (k == 2) setenv("KILN_GPU_MIP_POISON", "1", 1);
+            kiln_texture dev, host, wrong, cpu;
+            kiln__gpu_mip_encode_stats s0, s1;
+            kiln__gpu_mip_encode_stats_get(fx->gpu, &s0);
+            unsetenv("KILN_GPU_MIP16_DEVICE_DECODE");
+            kiln_status st = kiln_encode_mips(fx->gpu, &img, &ep, &mp, &dev);
+            if (st != KILN_OK) fail_msg("%s device decode: %s", fi->name, kiln_last_error(fx->gpu));
+            setenv("KILN_GPU_MIP16_DEVICE_DECODE", "0", 1);
+            st = kiln_encode_mips(fx->gpu, &img, &ep, &mp, &host);
+            if (st != KILN_OK) fail_msg("%s host decode: %s", fi->name, kiln_last_error(fx->gpu));
+            setenv("KILN_GPU_MIP16_DEVICE_DECODE", "2", 1);
+            st = kiln_encode_mips(fx->gpu, &img, &ep, &mp, &wrong);
+            unsetenv("KILN_GPU_MIP16_DEVICE_DECODE");
+            unsetenv("KILN_GPU_MIP_POISON");
+            if (st != KILN_OK) fail_msg("%s wrong tables: %s", fi->name, kiln_last_error(fx->gpu));
+            kiln__gpu_mip_encode_stats_get(fx->gpu, &s1);
+            if (s1.runs != s0.runs + 3) fail_msg("%s %ux%u: not device-resident", fi->name, dims[si][0], dims[si][1]);
+            assert_int_equal(kiln_encode_mips(fx->cpu, &img, &ep, &mp, &cpu), KILN_OK);
+            if (!same_texture(&dev, &cpu)) fail_msg("%s %ux%u: device decode differs from the CPU", fi->name, dims[si][0], dims[si][1]);
+            if (!same_texture(&host, &cpu)) fail_msg("%s %ux%u: host decode differs from the CPU", fi->name, dims[si][0], dims[si][1]);
+            /* BC4 reads red only: the wrong colour tables blacken it too */
+            if (same_texture(&wrong, &dev)) fail_msg("%s %ux%u: the device decode did not run", fi->name, dims[si][0], dims[si][1]);
+            kiln_texture_free(&dev);
+            kiln_texture_free(&host);
+            kiln_texture_free(&wrong);
+            kiln_texture_free(&cpu);
+        }
+        kiln_image_free(&img);
+    }
+}
+
 static void validation(void **state)
 {
     fixture *fx = *state;
@@ -258,6 +322,7 @@ int main(void)
         cmocka_unit_test(generate_u16),
         cmocka_unit_test(texture_u16),
         cmocka_unit_test(encode_mips_u16),
+        cmocka_unit_test(encode_mips_u16_device_decode),
         cmocka_unit_test(validation),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

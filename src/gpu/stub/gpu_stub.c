@@ -125,3 +125,31 @@ kiln_status kiln__flame_post_gpu(kiln_context *ctx, const kiln_flame *flame, con
     if (out) memset(out, 0, sizeof *out);
     return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "kiln was built without the Vulkan backend");
 }
+
+/* vk.h's kiln_vk_pipeline_stats (the tests call it): without Vulkan there are no pipelines */
+struct kiln_vk_pipeline;
+kiln_status kiln_vk_pipeline_stats(kiln_context *ctx, kiln_gpu *gpu, const struct kiln_vk_pipeline *pipe, char *buf, size_t size,
+                                   uint32_t *nstats);
+kiln_status kiln_vk_pipeline_stats(kiln_context *ctx, kiln_gpu *gpu, const struct kiln_vk_pipeline *pipe, char *buf, size_t size,
+                                   uint32_t *nstats)
+{
+    (void)gpu;
+    (void)pipe;
+    if (nstats) *nstats = 0;
+    if (buf && size) buf[0] = 0;
+    return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "pipeline statistics: kiln was built without the Vulkan backend");
+}
+
+/* gpu_encode_etc.c's test hook (tests/unit/test_gpu_etc2_seed.c calls it) */
+kiln_status kiln__gpu_encode_etc2_alpha(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                                        uint32_t subgroup_size, uint8_t *dst, size_t dst_size);
+kiln_status kiln__gpu_encode_etc2_alpha(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
+                                        uint32_t subgroup_size, uint8_t *dst, size_t dst_size)
+{
+    (void)img;
+    (void)params;
+    (void)subgroup_size;
+    (void)dst;
+    (void)dst_size;
+    return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "GPU ETC2 alpha encode: kiln was built without the Vulkan backend");
+}
