@@ -221,6 +221,38 @@ float approx_err(uint mi, uint bits, ivec3 q[4], vec3 u0)
     return total;
 }
 
+// The least squares' normal equations, per subset and channel: ne[0..4] = aa, ab, bb, ax, bx of subset 0,
+// ne[5..9] those of subset 1. ne_add adds one texel's terms (weight wt, target ut, in subset s1, with index
+// weight be / 64); ne_pack lays the 30 sums and an error out as the NRED vec4 of a reduction.
+void ne_add(inout vec3 ne[10], bool s1, vec3 wt, vec3 ut, bool two, int bi)
+{
+    float be = float(weight(two, bi)) / 64.0, al = 1.0 - be;
+    vec3 w0 = s1 ? vec3(0.0) : wt, w1 = s1 ? wt : vec3(0.0);
+    vec3 wu0 = w0 * ut, wu1 = w1 * ut;
+    ne[0] += w0 * (al * al);
+    ne[1] += w0 * (al * be);
+    ne[2] += w0 * (be * be);
+    ne[3] += wu0 * al;
+    ne[4] += wu0 * be;
+    ne[5] += w1 * (al * al);
+    ne[6] += w1 * (al * be);
+    ne[7] += w1 * (be * be);
+    ne[8] += wu1 * al;
+    ne[9] += wu1 * be;
+}
+
+void ne_pack(vec3 ne[10], float err, out vec4 r[NRED])
+{
+    r[0] = vec4(ne[0], ne[1].x);
+    r[1] = vec4(ne[1].yz, ne[2].xy);
+    r[2] = vec4(ne[2].z, ne[3]);
+    r[3] = vec4(ne[4], ne[5].x);
+    r[4] = vec4(ne[5].yz, ne[6].xy);
+    r[5] = vec4(ne[6].z, ne[7]);
+    r[6] = vec4(ne[8], ne[9].x);
+    r[7] = vec4(ne[9].yz, 0.0, err);
+}
+
 // exact index choice (enc_bc6h_h.comp's assign) on this lane's texels gl, gl + G, ...: the partial
 // error, the indices (4 bits per texel, texel gl + G i at bit 4 i of idx[i / 8]) and, for those
 // indices, the partial normal equations of the least squares (per subset and channel: aa, ab, bb, ax,
@@ -234,8 +266,8 @@ void assign_part(uint mi, uint bits, uint anc, ivec3 q[4], vec3 u0, uint gl, out
     vec3 fa0 = vec3(a0) - u0, fd0 = vec3(b0 - a0), fa1 = vec3(a1) - u0, fd1 = vec3(b1 - a1);
     const float k = BC6H_SF ? 31.0 / 32.0 : 31.0 / 64.0;
     float total = 0.0;
-    vec3 aa0 = vec3(0.0), ab0 = vec3(0.0), bb0 = vec3(0.0), ax0 = vec3(0.0), bx0 = vec3(0.0);
-    vec3 aa1 = vec3(0.0), ab1 = vec3(0.0), bb1 = vec3(0.0), ax1 = vec3(0.0), bx1 = vec3(0.0);
+    vec3 ne[10];
+    [[unroll]] for (uint k = 0u; k < 10u; k++) ne[k] = vec3(0.0);
     idx = uvec2(0u);
     [[unroll]] for (uint i = 0u; i < TPL; i++) {
         const uint t = gl + G * i;
@@ -264,28 +296,9 @@ void assign_part(uint mi, uint bits, uint anc, ivec3 q[4], vec3 u0, uint gl, out
         }
         idx[i / 8u] |= uint(bi) << (4u * (i % 8u));
         total += best;
-        float be = float(weight(two, bi)) / 64.0, al = 1.0 - be;
-        vec3 w0 = s1 ? vec3(0.0) : wt, w1 = s1 ? wt : vec3(0.0);
-        vec3 wu0 = w0 * ut, wu1 = w1 * ut;
-        aa0 += w0 * (al * al);
-        ab0 += w0 * (al * be);
-        bb0 += w0 * (be * be);
-        ax0 += wu0 * al;
-        bx0 += wu0 * be;
-        aa1 += w1 * (al * al);
-        ab1 += w1 * (al * be);
-        bb1 += w1 * (be * be);
-        ax1 += wu1 * al;
-        bx1 += wu1 * be;
+        ne_add(ne, s1, wt, ut, two, bi);
     }
-    r[0] = vec4(aa0, ab0.x);
-    r[1] = vec4(ab0.yz, bb0.xy);
-    r[2] = vec4(bb0.z, ax0);
-    r[3] = vec4(bx0, aa1.x);
-    r[4] = vec4(aa1.yz, ab1.xy);
-    r[5] = vec4(ab1.z, bb1);
-    r[6] = vec4(ax1, bx1.x);
-    r[7] = vec4(bx1.yz, 0.0, total);
+    ne_pack(ne, total, r);
 }
 
 // the least-squares endpoints (absolute) from the summed normal equations (enc_bc6h_h.comp's ls_fit)
@@ -717,35 +730,16 @@ void main()
         [[unroll]] for (uint k = 0u; k < 4u; k++) q[k] = cq[k];
         // the normal equations of the job's indices (this lane's texels), as assign_part sums them
         {
-            vec3 aa0 = vec3(0.0), ab0 = vec3(0.0), bb0 = vec3(0.0), ax0 = vec3(0.0), bx0 = vec3(0.0);
-            vec3 aa1 = vec3(0.0), ab1 = vec3(0.0), bb1 = vec3(0.0), ax1 = vec3(0.0), bx1 = vec3(0.0);
+            vec3 ne[10];
+            [[unroll]] for (uint k = 0u; k < 10u; k++) ne[k] = vec3(0.0);
             [[unroll]] for (uint i = 0u; i < TPL; i++) {
                 const uint t = gl + G * i;
-                bool s1 = ((bits >> t) & 1u) != 0u;
-                vec3 wt = s_W[t][b].xyz, ut = s_U[t][b].xyz;
-                int bi = int((cidx[i / 8u] >> (4u * (i % 8u))) & 15u);
-                float be = float(weight(two, bi)) / 64.0, al = 1.0 - be;
-                vec3 w0 = s1 ? vec3(0.0) : wt, w1 = s1 ? wt : vec3(0.0);
-                vec3 wu0 = w0 * ut, wu1 = w1 * ut;
-                aa0 += w0 * (al * al);
-                ab0 += w0 * (al * be);
-                bb0 += w0 * (be * be);
-                ax0 += wu0 * al;
-                bx0 += wu0 * be;
-                aa1 += w1 * (al * al);
-                ab1 += w1 * (al * be);
-                bb1 += w1 * (be * be);
-                ax1 += wu1 * al;
-                bx1 += wu1 * be;
+                ne_add(ne, ((bits >> t) & 1u) != 0u, s_W[t][b].xyz, s_U[t][b].xyz, two,
+                       int((cidx[i / 8u] >> (4u * (i % 8u))) & 15u));
             }
-            s_red[ln * NRED + 0u][b] = vec4(aa0, ab0.x);
-            s_red[ln * NRED + 1u][b] = vec4(ab0.yz, bb0.xy);
-            s_red[ln * NRED + 2u][b] = vec4(bb0.z, ax0);
-            s_red[ln * NRED + 3u][b] = vec4(bx0, aa1.x);
-            s_red[ln * NRED + 4u][b] = vec4(aa1.yz, ab1.xy);
-            s_red[ln * NRED + 5u][b] = vec4(ab1.z, bb1);
-            s_red[ln * NRED + 6u][b] = vec4(ax1, bx1.x);
-            s_red[ln * NRED + 7u][b] = vec4(bx1.yz, 0.0, 0.0);
+            vec4 rr[NRED];
+            ne_pack(ne, 0.0, rr);
+            [[unroll]] for (uint k = 0u; k < NRED; k++) s_red[ln * NRED + k][b] = rr[k];
         }
         bool stop = !act;
         uvec2 nidx = uvec2(0u);

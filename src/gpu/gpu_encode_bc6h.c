@@ -87,6 +87,8 @@ static void bc6h_hl_default_spec(uint32_t sf, uint32_t spec[BC6H_HL_NSPEC])
     spec[6] = BC6H_HL_SPAN;
     spec[7] = BC6H_HL_OPT;
 }
+/* enc_bc6h_hl.comp or, with OPT bit 2, enc_bc6h_hr.comp (the same code with its texel loops rolled) */
+static const char *bc6h_hl_shader(uint32_t opt) { return (opt & 4u) ? "enc_bc6h_hr" : "enc_bc6h_hl"; }
 #define BC6H_HIGH4_PARTS 4u
 #define BC6H_HIGH4_KEEP 4u
 #define BC6H_HIGH4_LS 3u
@@ -334,8 +336,7 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
                               "BC6H high: %u blocks per workgroup at %u lanes need %zu bytes of shared memory, the device offers %u",
                               bpw, lanes, 256u + per_block * bpw, gpu->props.limits.maxComputeSharedMemorySize);
         const uint32_t hl_spec[BC6H_HL_NSPEC] = {lanes, cfg[3], sf, sum2, bpw, stop, span, opt};
-        /* OPT bit 2: enc_bc6h_hr.comp, the same code with its texel loops rolled (a smaller program) */
-        return run_shader(ctx, img, (opt & 4u) ? "enc_bc6h_hr" : "enc_bc6h_hl", sf, lanes, cfg, hl_spec, subgroup_size, dst);
+        return run_shader(ctx, img, bc6h_hl_shader(opt), sf, lanes, cfg, hl_spec, subgroup_size, dst);
     }
     return run_shader(ctx, img, "enc_bc6h_h", sf, 1u, cfg, NULL, subgroup_size, dst);
 }

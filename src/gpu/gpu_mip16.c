@@ -12,6 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+const float *kiln__gpu_mip16_cached_thresholds(kiln_context *ctx, kiln_gpu *gpu, int srgb, int *roundtrip)
+{
+    const int k = srgb ? 1 : 0;
+    if (!gpu->mip16_thr[k]) {
+        float *t = kiln__malloc(ctx, (size_t)KILN_GPU_MIP16_THR_FLOATS * sizeof *t);
+        if (!t) return NULL;
+        kiln__gpu_mip16_thresholds(t, k);
+        gpu->mip16_roundtrip[k] = kiln__gpu_mip16_roundtrip(t, k);
+        gpu->mip16_thr[k] = t;
+    }
+    if (roundtrip) *roundtrip = gpu->mip16_roundtrip[k];
+    return gpu->mip16_thr[k];
+}
+
 kiln_status kiln__gpu_mip16_pipeline(kiln_context *ctx, kiln_gpu *gpu, const kiln_vk_pipeline **out)
 {
     VkPhysicalDeviceFeatures f;
@@ -73,8 +87,12 @@ kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job 
     kiln_status st = kiln_vk_io_create(ctx, gpu, bytes, 1, &outb);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4, 0, &tab);
     if (st == KILN_OK) {
-        kiln__gpu_mip16_thresholds(kiln_vk_io_map(&tab), job->out_srgb);
-        st = kiln_vk_buffer_flush(ctx, gpu, tab.direct ? &tab.dev : &tab.staging);
+        const float *t = kiln__gpu_mip16_cached_thresholds(ctx, gpu, job->out_srgb, NULL);
+        if (!t) st = KILN_ERR_OUT_OF_MEMORY;
+        else {
+            memcpy(kiln_vk_io_map(&tab), t, (size_t)KILN_GPU_MIP16_THR_FLOATS * sizeof *t);
+            st = kiln_vk_buffer_flush(ctx, gpu, tab.direct ? &tab.dev : &tab.staging);
+        }
     }
     if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L + 1, &cmd);
     if (st == KILN_OK) {

@@ -10,6 +10,9 @@
 #include "gpu/vk.h"
 #include "gpu/gpu_mip16_api.h"
 
+/* kiln__gpu_mip16_thresholds(t, srgb) (KILN_GPU_MIP16_THR_FLOATS floats), built once per device and kept in
+ * gpu; *roundtrip = kiln__gpu_mip16_roundtrip of them. NULL (with a failure) when out of memory. */
+const float *kiln__gpu_mip16_cached_thresholds(kiln_context *ctx, kiln_gpu *gpu, int srgb, int *roundtrip);
 kiln_status kiln__gpu_mip16_pipeline(kiln_context *ctx, kiln_gpu *gpu, const kiln_vk_pipeline **out);
 /* One level of n RGBA32F texels -> words (mip16_convert.comp `mode`, nch, flags bit 0: signed_map, bit 1: sRGB colour). */
 kiln_status kiln__gpu_mip16_record(kiln_context *ctx, kiln_vk_cmd *cmd, const kiln_vk_pipeline *pipe,

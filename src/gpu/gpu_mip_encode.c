@@ -437,16 +437,15 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     }
     if (st == KILN_OK && u16src) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4, 0, &tab16);
     if (st == KILN_OK && u16src) {
-        float *t = kiln__malloc(ctx, (size_t)KILN_GPU_MIP16_THR_FLOATS * sizeof *t);
+        int roundtrip = 0;
+        const float *t = kiln__gpu_mip16_cached_thresholds(ctx, gpu, srgb, &roundtrip);
         if (!t) st = KILN_ERR_OUT_OF_MEMORY;
         else {
-            kiln__gpu_mip16_thresholds(t, srgb);
             /* level 0 is converted from the decoded base: decode + requantise must be the identity */
-            if (!kiln__gpu_mip16_roundtrip(t, srgb))
+            if (!roundtrip)
                 st = kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                                 "device-resident mip encoding: 16-bit %s values do not round-trip", srgb ? "sRGB" : "linear");
             memcpy(kiln_vk_io_map(&tab16), t, (size_t)KILN_GPU_MIP16_THR_FLOATS * sizeof *t);
-            free(t);
         }
         if (st == KILN_OK) st = kiln_vk_buffer_flush(ctx, gpu, tab16.direct ? &tab16.dev : &tab16.staging);
     }

@@ -93,6 +93,10 @@ struct kiln_gpu {
      * and the device offers it): pipelines are created with VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR
      * and their statistics printed to stderr (kiln_vk_pipeline_stats) */
     int exec_stats;
+    /* the 16-bit quantisers' decision points (kiln__gpu_mip16_thresholds; [0] linear, [1] sRGB colour), built
+     * on first use by kiln__gpu_mip16_cached_thresholds, with their round-trip verdicts (1 ok, 0 not) */
+    float *mip16_thr[2];
+    int mip16_roundtrip[2];
     kiln_vk_pipeline pipelines[KILN_VK_MAX_PIPELINES];
     uint32_t npipelines;
     /* scratch reused by the decoders (grown on demand) and their table buffer (gpu_abi.h) */

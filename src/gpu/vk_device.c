@@ -506,6 +506,8 @@ void kiln__gpu_destroy(kiln_gpu *gpu)
 {
     if (!gpu) return;
     destroy_device_level(gpu);
+    free(gpu->mip16_thr[0]);
+    free(gpu->mip16_thr[1]);
     if (gpu->messenger) {
         PFN_vkDestroyDebugUtilsMessengerEXT destroy =
             (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(gpu->instance, "vkDestroyDebugUtilsMessengerEXT");

@@ -172,3 +172,20 @@ void kt_fill_crafted_blocks(uint8_t *px, uint32_t w, uint32_t h, kt_rng *rng)
                     }
         }
 }
+
+void kt_fill_crop(kiln_image *img, const kiln_image *src, uint32_t ox, uint32_t oy, int alpha_noise, kt_rng *rng)
+{
+    const uint32_t w = img->width, h = img->height;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++)
+            for (int c = 0; c < 4; c++) {
+                uint32_t v8 = src ? ((const uint8_t *)src->pixels)[(((size_t)(oy + y) % src->height) * src->width +
+                                                                    (ox + x) % src->width) * 4 + (size_t)c]
+                                  : kt_rng_u32(rng) & 255u;
+                if (alpha_noise && c == 3 && ((x / 4 + y / 4) % 3) == 0) v8 = kt_rng_u32(rng) & 255u;
+                size_t i = ((size_t)y * w + x) * 4 + (size_t)c;
+                if (img->type == KILN_PIXEL_U8) ((uint8_t *)img->pixels)[i] = (uint8_t)v8;
+                else if (img->type == KILN_PIXEL_U16) ((uint16_t *)img->pixels)[i] = (uint16_t)(v8 * 257u + kt_rng_u32(rng) % 200u);
+                else ((float *)img->pixels)[i] = (float)v8 / 255.0f * 1.2f - 0.1f + (float)(kt_rng_u32(rng) % 1000u) * 1e-6f;
+            }
+}

@@ -16,6 +16,11 @@ void kt_rng_seed(kt_rng *r, uint64_t seed);
 uint32_t kt_rng_u32(kt_rng *r);
 void kt_rng_bytes(kt_rng *r, void *dst, size_t n);
 
+/* Fills img (allocated, 4 channels, U8, U16 or F32) with a crop of src (RGBA8, wrapping) at (ox, oy), or (src NULL)
+ * random texels; U16 adds up to 199 of noise to v * 257, F32 maps v to v / 255 * 1.2 - 0.1 plus up to 0.001 of
+ * noise. alpha_noise: the alpha of every third 4x4 block (by x / 4 + y / 4) is random. */
+void kt_fill_crop(kiln_image *img, const kiln_image *src, uint32_t ox, uint32_t oy, int alpha_noise, kt_rng *rng);
+
 /* Fills a w x h RGBA8 image (4 bytes a texel, rows packed) with blocks built for ties and boundaries of
  * the ETC/EAC encoders: per 4x4 block one of flat, two random values, two values with min + max = 255 and a
  * small range (the CPU's EAC range estimate's double rounding boundary), that plus values between, random. */

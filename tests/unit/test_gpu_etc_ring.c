@@ -51,19 +51,7 @@ static void make_image(fixture *fx, kiln_image *img, kiln_pixel_type type, uint3
 {
     assert_int_equal(kiln_image_alloc(fx->cpu, img, w, h, type), KILN_OK);
     img->channels = 4;
-    const kiln_image *src = fx->have_rock ? &fx->rock : NULL;
-    for (uint32_t y = 0; y < h; y++)
-        for (uint32_t x = 0; x < w; x++)
-            for (int c = 0; c < 4; c++) {
-                uint32_t v8 = src ? ((const uint8_t *)src->pixels)[(((size_t)(oy + y) % src->height) * src->width +
-                                                                    (ox + x) % src->width) * 4 + (size_t)c]
-                                  : kt_rng_u32(rng) & 255u;
-                if (c == 3 && ((x / 4 + y / 4) % 3) == 0) v8 = kt_rng_u32(rng) & 255u; /* alpha the EAC alpha must work on */
-                size_t i = ((size_t)y * w + x) * 4 + (size_t)c;
-                if (type == KILN_PIXEL_U8) ((uint8_t *)img->pixels)[i] = (uint8_t)v8;
-                else if (type == KILN_PIXEL_U16) ((uint16_t *)img->pixels)[i] = (uint16_t)(v8 * 257u + kt_rng_u32(rng) % 200u);
-                else ((float *)img->pixels)[i] = (float)v8 / 255.0f * 1.2f - 0.1f + (float)(kt_rng_u32(rng) % 1000u) * 1e-6f;
-            }
+    kt_fill_crop(img, fx->have_rock ? &fx->rock : NULL, ox, oy, 1, rng);
 }
 
 /* Blocks built for EAC's flagged jobs (test_gpu_encode_etc.c's make_crafted): flat, random two values, two
