@@ -22,7 +22,8 @@
  *   over quality fast's (enc_bc6h.comp), the lavapipe proxy for the H100 cost. "proc ms": the least
  *   process CPU time of one timed run (host side; on lavapipe it includes the shader's execution on
  *   the CPU, a measure that a loaded machine disturbs less than wall time), "xf proc" its ratio to
- *   fast's. Quality high is the
+ *   fast's. Column "bytes FNV-1a": a 64-bit FNV-1a hash of the row's whole output (variants that must give
+ *   the same bytes, e.g. KILN_BC6H_HIGH_OPT, show the same hash). Quality high is the
  *   GPU-native encoder (enc_bc6h_h.comp, one invocation per block); --exact adds the row high-exact
  *   (KILN_BC6H_GPU_EXACT=1: the CPU-exact port enc_bc6h_q.comp at high), --old the row high-h4 (the
  *   first GPU-native design enc_bc6h_h4.comp, KILN_BC6H_HIGH_DESIGN=4), --seed the row seed-high (the
@@ -247,8 +248,8 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
                "CPU check on the first %u block rows (%u CPU threads)\n",
                n, fmt == KILN_FORMAT_BC6H_SFLOAT ? "BC6H_SFLOAT" : "BC6H_UFLOAT", n, n, reps, stripe,
                kiln_context_threads(ctx));
-        printf("%-10s %10s %10s %9s %9s %8s %10s %9s %12s %12s %10s %8s\n", label ? "variant" : "quality", "min ms", "median ms",
-               "Gpix/s", "Gpix/s-md", "x fast", "RMSLE", "identical", "stripe-GPU", "stripe-CPU", "proc ms", "xf proc");
+        printf("%-10s %10s %10s %9s %9s %8s %10s %9s %12s %12s %10s %8s %16s\n", label ? "variant" : "quality", "min ms", "median ms",
+               "Gpix/s", "Gpix/s-md", "x fast", "RMSLE", "identical", "stripe-GPU", "stripe-CPU", "proc ms", "xf proc", "bytes FNV-1a");
     }
     const double gpix = (double)n * n * 1e-9;
     double fast_ms = fast_ref[0], fast_cpu = fast_ref[1];
@@ -326,9 +327,13 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
             rc = image_rmsle(ctx, &top, fmt, cpu, tsize);
         }
         if (q == 0) fast_cpu = fast_ref[1] = cpu_min;
-        printf("%-10s %10.3f %10.3f %9.3f %9.3f %8.2f %10.6f %8.2f%% %12.6f %12.6f %10.1f %8.2f\n", rname, mn, md,
+        /* a hash of the whole output: variants that must give the same bytes show the same hash */
+        uint64_t hash = 1469598103934665603ull;
+        for (size_t i = 0; i < size; i++) hash = (hash ^ out[i]) * 1099511628211ull;
+        printf("%-10s %10.3f %10.3f %9.3f %9.3f %8.2f %10.6f %8.2f%% %12.6f %12.6f %10.1f %8.2f %016llx\n", rname, mn, md,
                mn > 0 ? gpix / (mn * 1e-3) : 0.0, md > 0 ? gpix / (md * 1e-3) : 0.0, fast_ms > 0 ? mn / fast_ms : 0.0, rm,
-               nb ? 100.0 * (double)same / (double)nb : 0.0, rg, rc, cpu_min, fast_cpu > 0 ? cpu_min / fast_cpu : 0.0);
+               nb ? 100.0 * (double)same / (double)nb : 0.0, rg, rc, cpu_min, fast_cpu > 0 ? cpu_min / fast_cpu : 0.0,
+               (unsigned long long)hash);
         fflush(stdout);
     }
     free(out);

@@ -11,7 +11,12 @@
  * (enc_etc2_th.comp, the default) and "unrolled" (enc_etc2_th_unroll.comp, KILN_GPU_ETC2_TH_UNROLL=1). --a1: ETC2 RGB A1 with a random alpha (1 pixel in 8 below
  * the threshold). --lanes: instead of those two rows, one row per configuration of the search (unrolled build):
  * L invocations per block (KILN_GPU_ETC2_TH_LANES) and P (KILN_GPU_ETC2_TH_PREP: 1 the gate writes the partitions,
- * 0 every lane sorts; left out: the library's default for L), e.g. --lanes 1,1:1,4,8,16,8:0. */
+ * 0 every lane sorts; left out: the library's default for L), e.g. --lanes 1,1:1,4,8,16,8:0.
+ * --cfg F:X:C:K[:P[:W[:S]]],...: instead, one row per search variant (helper etc2max; 1 lane, the gate's partitions): F
+ * (KILN_GPU_ETC2_TH_FLAT, the state-machine search), X (KILN_GPU_ETC2_TH_FASTPIX, closed-form pixel errors), C
+ * (KILN_GPU_ETC2_TH_CHECK, the limit test every C pixels), K (KILN_GPU_ETC2_TH_CACHE, centre data reused), P (KILN_GPU_ETC2_TH_PACKED, packed pixels), W (KILN_GPU_ETC2_TH_WG, workgroup size), S (KILN_GPU_ETC2_TH_SMEM, centre data in shared memory; P, W, S left out: the defaults), e.g.
+ * --cfg 0:0:1:0,1:1:1:1,1:1:4:1; the entry "gate" times the gate
+ * pass alone (KILN_GPU_ETC2_TH_BENCH_GATE_ONLY=1; its "== CPU" says "-"), "default" the library's defaults. */
 #include "codec/etc_enc.h"
 #include "core/internal.h"
 #include "gpu/gpu_etc2_th.h"
@@ -74,7 +79,23 @@ int main(int argc, char **argv)
     /* --lanes: up to 16 configurations "L" or "L:P" */
     char lanes_v[16][8], prep_v[16][4];
     int ncfg = 0;
+    /* --cfg: up to 16 search variants "F:X:C:K", "gate" or "default" */
+    char cfg_v[16][16];
+    int nvar = 0;
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--cfg") && i + 1 < argc) {
+            const char *c = argv[++i];
+            while (*c && nvar < 16) {
+                size_t len = strcspn(c, ",");
+                if (len == 0 || len >= sizeof cfg_v[0]) break;
+                memcpy(cfg_v[nvar], c, len);
+                cfg_v[nvar][len] = 0;
+                nvar++;
+                c += len;
+                if (*c == ',') c++;
+            }
+            continue;
+        }
         if (!strcmp(argv[i], "--lanes") && i + 1 < argc) {
             const char *c = argv[++i];
             while (*c && ncfg < 16) {
@@ -104,7 +125,7 @@ int main(int argc, char **argv)
         else if (argv[i][0] != '-') path = argv[i];
         else {
             fprintf(stderr, "usage: %s [--size N] [--runs R] [--threads T] [--quality 0-3] [--a1] [--perceptual] [--check B] "
-                            "[--lanes L[:P],...] [image.png]\n",
+                            "[--lanes L[:P],...] [--cfg F:X:C:K|gate|default,...] [image.png]\n",
                     argv[0]);
             return 2;
         }
@@ -179,9 +200,45 @@ int main(int argc, char **argv)
         uint32_t nc = check < nblocks ? check : (uint32_t)nblocks;
         job jp = {px, n, n, bx, &params, a1, 1, post};
         if (kiln__parallel_for(g, nc, 64, states, &jp) != KILN_OK) return 1;
-        for (int variant = 0; variant < (ncfg ? ncfg : 2); variant++) {
-            char vn[48];
-            if (ncfg) {
+        const int nrows = nvar ? nvar : (ncfg ? ncfg : 2);
+        for (int variant = 0; variant < nrows; variant++) {
+            char vn[96];
+            int gate_only = 0;
+            unsetenv("KILN_GPU_ETC2_TH_BENCH_GATE_ONLY");
+            if (nvar) {
+                const char *v = cfg_v[variant];
+                unsetenv("KILN_GPU_ETC2_TH_UNROLL");
+                unsetenv("KILN_GPU_ETC2_TH_LANES");
+                unsetenv("KILN_GPU_ETC2_TH_PREP");
+                unsetenv("KILN_GPU_ETC2_TH_FLAT");
+                unsetenv("KILN_GPU_ETC2_TH_FASTPIX");
+                unsetenv("KILN_GPU_ETC2_TH_CHECK");
+                unsetenv("KILN_GPU_ETC2_TH_CACHE");
+                unsetenv("KILN_GPU_ETC2_TH_PACKED");
+                unsetenv("KILN_GPU_ETC2_TH_WG");
+                unsetenv("KILN_GPU_ETC2_TH_SMEM");
+                if (!strcmp(v, "gate")) {
+                    setenv("KILN_GPU_ETC2_TH_BENCH_GATE_ONLY", "1", 1);
+                    gate_only = 1;
+                    snprintf(vn, sizeof vn, "gate pass alone");
+                } else if (!strcmp(v, "default")) {
+                    snprintf(vn, sizeof vn, "library default");
+                } else {
+                    char f[4] = "", x[4] = "", c[4] = "", k[4] = "", pk[4] = "-", wg[4] = "-", sm[4] = "-";
+                    if (sscanf(v, "%3[0-9]:%3[0-9]:%3[0-9]:%3[0-9]:%3[0-9]:%3[0-9]:%3[0-9]", f, x, c, k, pk, wg, sm) < 4) {
+                        printf("| %s | %s | bad --cfg entry (F:X:C:K, gate or default) |\n", qn[q], v);
+                        continue;
+                    }
+                    setenv("KILN_GPU_ETC2_TH_FLAT", f, 1);
+                    setenv("KILN_GPU_ETC2_TH_FASTPIX", x, 1);
+                    setenv("KILN_GPU_ETC2_TH_CHECK", c, 1);
+                    setenv("KILN_GPU_ETC2_TH_CACHE", k, 1);
+                    if (pk[0] != '-') setenv("KILN_GPU_ETC2_TH_PACKED", pk, 1);
+                    if (wg[0] != '-') setenv("KILN_GPU_ETC2_TH_WG", wg, 1);
+                    if (sm[0] != '-') setenv("KILN_GPU_ETC2_TH_SMEM", sm, 1);
+                    snprintf(vn, sizeof vn, "flat %s fastpix %s check %s cache %s packed %s wg %s smem %s", f, x, c, k, pk, wg, sm);
+                }
+            } else if (ncfg) {
                 setenv("KILN_GPU_ETC2_TH_UNROLL", "1", 1);
                 setenv("KILN_GPU_ETC2_TH_LANES", lanes_v[variant], 1);
                 if (prep_v[variant][0]) setenv("KILN_GPU_ETC2_TH_PREP", prep_v[variant], 1);
@@ -213,8 +270,12 @@ int main(int argc, char **argv)
             size_t gated = 0;
             for (size_t i = 0; i < nblocks; i++) gated += pre[i].err > gate_q[q] * 16u * wsum / 3u;
             double med = ms[runs / 2];
-            printf("| %s | %s | %.1f | %zu | %zu | %.2f | %.2f | %.2f | %s (%zu/%u) |\n", qn[q], vn, pre_s, gated, improved, ms[0],
-                   med, med > 0 ? (double)nblocks / med / 1e3 : 0.0, same == nc ? "yes" : "NO", same, nc);
+            if (gate_only)
+                printf("| %s | %s | %.1f | %zu | - | %.2f | %.2f | %.2f | - |\n", qn[q], vn, pre_s, gated, ms[0], med,
+                       med > 0 ? (double)nblocks / med / 1e3 : 0.0);
+            else
+                printf("| %s | %s | %.1f | %zu | %zu | %.2f | %.2f | %.2f | %s (%zu/%u) |\n", qn[q], vn, pre_s, gated, improved,
+                       ms[0], med, med > 0 ? (double)nblocks / med / 1e3 : 0.0, same == nc ? "yes" : "NO", same, nc);
             fflush(stdout);
         }
     }

@@ -34,7 +34,8 @@
  * --float gives every format float texels in [0, 1] (a float chain into the 8-bit encoders: the device
  * conversion pass), --16bit gives them RGBA16 texels (helper mip16: the float chain of the decoded base,
  * quantised to 16 bits and converted on the device; the host path's kiln_mip_generate makes 16-bit levels
- * on the GPU too), --mip-strategy S (e.g. blit) the mip strategy of both paths.
+ * on the GPU too), --mip-strategy S (e.g. blit) the mip strategy of both paths, --alpha-coverage R the alpha-test
+ * coverage reference of both (helper alphacov: scaled on the device by the resident path).
  * Lavapipe is accepted (KILN_ALLOW_CPU_VULKAN semantics: the backend is forced to Vulkan). */
 #include "core/internal.h"
 #include "gpu/gpu.h"
@@ -384,7 +385,8 @@ static kiln_status host_path(kiln_context *ctx, const kiln_image *img, const kil
 }
 
 static int bench_encode(kiln_context *ctx, const size_item *sizes, size_t nsizes, const char *formats, const char *image,
-                        int quality, int filter, uint32_t runs, int enc_float, int enc_u16, int enc_strategy)
+                        int quality, int filter, uint32_t runs, int enc_float, int enc_u16, int enc_strategy,
+                        float coverage)
 {
     static const char *qn[] = {"fast", "normal", "high", "max"};
     const kiln_gpu_info *gi = kiln_context_gpu(ctx);
@@ -432,6 +434,11 @@ static int bench_encode(kiln_context *ctx, const size_item *sizes, size_t nsizes
             kiln_mip_params_init(&mp);
             mp.filter = (kiln_mip_filter)filter;
             mp.strategy = (kiln_mip_strategy)enc_strategy; /* --mip-strategy (mipres2): e.g. blit */
+            mp.alpha_coverage_ref = coverage; /* --alpha-coverage R (alphacov): scaled on the device when resident */
+            if (coverage > 0.0f) {
+                size_t n = strlen(label);
+                snprintf(label + n, sizeof label - n, " cov %g", (double)coverage);
+            }
             if (enc_strategy != KILN_MIP_STRATEGY_AUTO) {
                 size_t n = strlen(label);
                 snprintf(label + n, sizeof label - n, " %s", names[enc_strategy]);
@@ -507,6 +514,7 @@ int main(int argc, char **argv)
     int alpha = 0, device = -1, quick = 0, check = 0, wrap = 0, filters[8], nfilters = 0, quality = KILN_QUALITY_HIGH;
     const char *encode = NULL, *image = NULL;
     int enc_float = 0, enc_u16 = 0, enc_strategy = KILN_MIP_STRATEGY_AUTO; /* --encode: --float, --mip-strategy NAME */
+    float enc_coverage = 0.0f; /* --encode: --alpha-coverage R */
     size_item sizes[64];
     size_t nsizes = 0;
     int strategies[16] = {KILN_MIP_STRATEGY_BASELINE, KILN_MIP_STRATEGY_BLIT, KILN_MIP_STRATEGY_PER_LEVEL,
@@ -524,6 +532,13 @@ int main(int argc, char **argv)
             enc_float = 1;
         } else if (!strcmp(a, "--16bit")) {
             enc_u16 = 1;
+        } else if (!strcmp(a, "--alpha-coverage") && next) {
+            enc_coverage = strtof(next, NULL);
+            if (!(enc_coverage > 0.0f && enc_coverage < 1.0f)) {
+                fprintf(stderr, "gpu_mip: --alpha-coverage '%s' (a reference in (0, 1))\n", next);
+                return 2;
+            }
+            i++;
         } else if (!strcmp(a, "--mip-strategy") && next) {
             enc_strategy = parse_strategy(next);
             if (enc_strategy < 0 || enc_strategy >= KILN_MIP_STRATEGY_BASELINE) {
@@ -596,7 +611,7 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr, "usage: gpu_mip [--runs N] [--sizes WxH[xCOUNT],...] [--strategies a,b,...] [--alpha] "
                             "[--device N] [--quick] [--check] [--filter kaiser,lanczos3,mitchell,box [--wrap]] "
-                            "[--encode bc1,bc3,... [--quality Q] [--image PATH] [--float | --16bit] [--mip-strategy S]]\n");
+                            "[--encode bc1,bc3,... [--quality Q] [--image PATH] [--float | --16bit] [--mip-strategy S] [--alpha-coverage R]]\n");
             return 2;
         }
     }
@@ -636,7 +651,7 @@ int main(int argc, char **argv)
             nsizes = 1;
         }
         int rc = bench_encode(ctx, sizes, nsizes, encode, image, quality, nfilters ? filters[0] : 0, quick ? 2 : runs, enc_float, enc_u16,
-                              enc_strategy);
+                              enc_strategy, enc_coverage);
         kiln_context_free(ctx);
         return rc;
     }

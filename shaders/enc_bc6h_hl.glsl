@@ -68,6 +68,33 @@ const uint NRED = 8u; // vec4 per lane in a reduction: 30 least-squares sums + t
 // (the same additions in the same order; no 32-value totals per lane); SUM2 is then ignored
 const bool LSC = (OPT & 2u) != 0u;
 const bool TRANSPOSE = SUM2 && G >= 4u && !LSC;
+// OPT bit 3 (REFSH, with LSC): the refinement keeps its best state in shared memory instead of registers (the
+// best quantized endpoints in s_jq, this lane's best indices in s_jix, the last pass's in s_nix, the measured
+// errors in s_fe): fewer live values across the exact index choice
+const bool REFSH = (OPT & 10u) == 10u; // bits 1 and 3
+// OPT bit 4 (RECOMP, with LSC): the refinement's lanes recompute the 5 sums of each of their components from the
+// texels and the pass's indices (s_jix / s_nix) instead of every lane accumulating 30 normal-equation sums in the
+// exact index choice; the same additions in the same order (partials per lane gl of the group, then summed in
+// lane order): the same bytes on lavapipe, but NOT on the NVIDIA H200 for SF16 (2026-11-26; UF16 the same): the
+// driver may contract the recomputed products differently, so it stays off by default
+const bool RECOMP = (OPT & 18u) == 18u; // bits 1 and 4
+// OPT bit 5 (LEAN3): the cheap scores keep key and code of a listed candidate in one integer and re-read the
+// fitted endpoints per variant (fewer live values in phase 3)
+const bool LEAN3 = (OPT & 32u) != 0u;
+// OPT bit 6 (LINE): the one-subset line's fit from phase 1's moments of the whole block (the same sums as
+// fit_subset's first pass over all texels), its axis in every lane, its projections strided over the lanes and
+// their min / max combined by lane 0 (exact): the 2P subset fits of phase 2 take one round at 8 lanes, not two
+const bool LINE = (OPT & 64u) != 0u;
+// OPT bit 7 (PAIR3): the cheap scores of a lane's candidates n and n + NL in one pass over the texels (each
+// texel's target and weights read once from shared memory for both; each error computed as approx_err does),
+// listed in the same order
+const bool PAIR3 = (OPT & 128u) != 0u;
+// OPT bit 8 (RANKV): the rank counts of phases 1 and 3 read each compared entry once for all of the lane's
+// entries (32 shared loads per lane instead of 32 per entry); the same comparisons
+const bool RANKV = (OPT & 256u) != 0u;
+// OPT bit 9 (PAIR1): the moments of partitions p and p + NL in one pass over the texels (each texel read once
+// for both; the same arithmetic per partition)
+const bool PAIR1 = (OPT & 512u) != 0u;
 
 shared uint s_p2[32], s_a2[32];    // the two-subset partitions and their second anchors
 // per block of the workgroup ([item][block]: the lanes of a warp that read the same item of
@@ -86,6 +113,11 @@ shared float s_rerr[4][BPW];              // the refined jobs' errors
 shared int s_qn[RG * 12u][BPW];           // per group: the nearest quantized endpoints of a pass
 shared uint s_out[4][BPW];                // the block, ORed from the lanes' parts
 shared vec4 s_tot[TRANSPOSE ? RG * NRED : 1u][BPW]; // per group: the summed reduction (TRANSPOSE)
+// (always declared: glslang's optimizer rejects these sizes as specialisation-constant expressions)
+shared int s_qf[RG * 12u][BPW]; // per group: the last pass's quantized endpoints (REFSH)
+shared uvec2 s_nix[LANES][BPW]; // per lane: the last pass's indices (REFSH, RECOMP)
+shared float s_fe[MAXJ][BPW];   // the measured jobs' errors (REFSH)
+shared vec2 s_lmm[LANES][BPW];  // per lane: min and max of the line's projections of its texels (LINE)
 
 uint B; // this invocation's block in the workgroup
 
@@ -147,6 +179,25 @@ float resid(float sw, vec3 s1, float c[6])
     return max(a0 + a3 + a5 - lam, 0.0);
 }
 
+// the weighted mean and the unit principal axis of a subset from its sums (weights, weighted targets,
+// weighted products)
+void fit_axis(float sw, vec3 s, float m[6], out vec3 mean, out vec3 ax)
+{
+    mean = s / sw;
+    float c0 = m[0] - s.x * mean.x, c1 = m[1] - s.x * mean.y, c2 = m[2] - s.x * mean.z;
+    float c3 = m[3] - s.y * mean.y, c4 = m[4] - s.y * mean.z, c5 = m[5] - s.z * mean.z;
+    if (c0 >= c3 && c0 >= c5) ax = vec3(c0, c1, c2);
+    else if (c3 >= c5) ax = vec3(c1, c3, c4);
+    else ax = vec3(c2, c4, c5);
+    [[unroll]] for (int it = 0; it < FIT_POWER; it++) {
+        vec3 nv = vec3(c0 * ax.x + c1 * ax.y + c2 * ax.z, c1 * ax.x + c3 * ax.y + c4 * ax.z, c2 * ax.x + c4 * ax.y + c5 * ax.z);
+        float len = max(abs(nv.x), max(abs(nv.y), abs(nv.z)));
+        ax = len > 0.0 ? nv * (1.0 / len) : ax;
+    }
+    float len = length(ax);
+    ax = len > 0.0 ? ax / len : vec3(0.0);
+}
+
 // principal-axis fit of the texels in mask, endpoints (centred) oriented so the anchor is nearer e0
 void fit_subset(uint mask, uint anchor, out vec3 e0, out vec3 e1)
 {
@@ -166,20 +217,8 @@ void fit_subset(uint mask, uint anchor, out vec3 e0, out vec3 e1)
         m[4] += vd.y * ut.z;
         m[5] += vd.z * ut.z;
     }
-    vec3 mean = s / sw;
-    float c0 = m[0] - s.x * mean.x, c1 = m[1] - s.x * mean.y, c2 = m[2] - s.x * mean.z;
-    float c3 = m[3] - s.y * mean.y, c4 = m[4] - s.y * mean.z, c5 = m[5] - s.z * mean.z;
-    vec3 ax;
-    if (c0 >= c3 && c0 >= c5) ax = vec3(c0, c1, c2);
-    else if (c3 >= c5) ax = vec3(c1, c3, c4);
-    else ax = vec3(c2, c4, c5);
-    [[unroll]] for (int it = 0; it < FIT_POWER; it++) {
-        vec3 nv = vec3(c0 * ax.x + c1 * ax.y + c2 * ax.z, c1 * ax.x + c3 * ax.y + c4 * ax.z, c2 * ax.x + c4 * ax.y + c5 * ax.z);
-        float len = max(abs(nv.x), max(abs(nv.y), abs(nv.z)));
-        ax = len > 0.0 ? nv * (1.0 / len) : ax;
-    }
-    float len = length(ax);
-    ax = len > 0.0 ? ax / len : vec3(0.0);
+    vec3 mean, ax;
+    fit_axis(sw, s, m, mean, ax);
     float tmin = 1.0 / 0.0, tmax = -1.0 / 0.0, tanchor = 0.0;
     TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
         float p = dot(s_U[t][B].xyz - mean, ax);
@@ -219,6 +258,98 @@ float approx_err(uint mi, uint bits, ivec3 q[4], vec3 u0)
         total += dot(s_W[t][B].xyz, r * r);
     }
     return total;
+}
+
+// approx_err's set-up: the unquantized endpoints relative to u0, the segments, the index scales
+void approx_setup(uint mi, ivec3 q[4], vec3 u0, out vec3 a0, out vec3 a1, out vec3 d0, out vec3 d1, out float i0, out float i1,
+                  out float n1)
+{
+    const bool two = mi < 10u;
+    const uint epb = m_epb(mi);
+    n1 = two ? 7.0 : 15.0;
+    a0 = vec3(unq3(q[0], epb));
+    a1 = vec3(unq3(q[2], epb));
+    d0 = vec3(unq3(q[1], epb)) - a0;
+    d1 = vec3(unq3(q[3], epb)) - a1;
+    a0 -= u0;
+    a1 -= u0;
+    float dd0 = dot(d0, d0), dd1 = dot(d1, d1);
+    i0 = dd0 > 0.0 ? n1 / dd0 : 0.0;
+    i1 = dd1 > 0.0 ? n1 / dd1 : 0.0;
+}
+
+// PAIR3: approx_err of two candidates (A, B) in one pass over the texels (the same arithmetic per candidate)
+void approx_err2(uint miA, uint bitsA, ivec3 qA[4], uint miB, uint bitsB, ivec3 qB[4], vec3 u0, out float eA, out float eB)
+{
+    vec3 a0A, a1A, d0A, d1A, a0B, a1B, d0B, d1B;
+    float i0A, i1A, n1A, i0B, i1B, n1B;
+    approx_setup(miA, qA, u0, a0A, a1A, d0A, d1A, i0A, i1A, n1A);
+    approx_setup(miB, qB, u0, a0B, a1B, d0B, d1B, i0B, i1B, n1B);
+    float tA = 0.0, tB = 0.0;
+    TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+        vec3 ut = s_U[t][B].xyz, wt = s_W[t][B].xyz;
+        {
+            bool s1 = ((bitsA >> t) & 1u) != 0u;
+            vec3 a = s1 ? a1A : a0A, d = s1 ? d1A : d0A;
+            float ic = clamp(round(dot(ut - a, d) * (s1 ? i1A : i0A)), 0.0, n1A);
+            vec3 r = a + d * (ic / n1A) - ut;
+            tA += dot(wt, r * r);
+        }
+        {
+            bool s1 = ((bitsB >> t) & 1u) != 0u;
+            vec3 a = s1 ? a1B : a0B, d = s1 ? d1B : d0B;
+            float ic = clamp(round(dot(ut - a, d) * (s1 ? i1B : i0B)), 0.0, n1B);
+            vec3 r = a + d * (ic / n1B) - ut;
+            tB += dot(wt, r * r);
+        }
+    }
+    eA = tA;
+    eB = tB;
+}
+
+// PAIR3: candidate n of phase 3 (slots in order, modes in order within a slot): false past the last
+bool cand_decode(uint n, uint parts, out uint slot, out uint mi)
+{
+    uint base = 0u;
+    slot = 0u;
+    mi = 10u;
+    for (uint sl = 0u; sl <= parts; sl++) {
+        uint todo = s_todo[sl][B];
+        const uint cnt = bitCount(todo);
+        if (n < base + cnt) {
+            for (uint r = n - base; r > 0u; r--) todo &= todo - 1u;
+            slot = sl;
+            mi = (sl > 0u ? 0u : 10u) + uint(findLSB(todo));
+            return true;
+        }
+        base += cnt;
+    }
+    return false;
+}
+
+// PAIR3: a scored candidate into the lane's lists (phase 3's insertion, the same comparisons)
+void list_add(float e, uint n2v, uint vc, bool two, inout float kv[MAXK], inout uint kk[MAXK], inout uint kc[MAXK], inout float lv,
+              inout uint lk, inout uint lc)
+{
+    uint vk = LEAN3 ? n2v << 12 | vc : n2v;
+    if (!two && e < lv) {
+        lv = e;
+        lk = LEAN3 ? vk >> 12 : vk;
+        lc = vc;
+    }
+    [[unroll]] for (uint i = 0u; i < MAXK; i++) {
+        bool lt = e < kv[i];
+        float f = kv[i];
+        uint fk = kk[i], fc = kc[i];
+        kv[i] = lt ? e : kv[i];
+        kk[i] = lt ? vk : kk[i];
+        e = lt ? f : e;
+        vk = lt ? fk : vk;
+        if (!LEAN3) {
+            kc[i] = lt ? vc : kc[i];
+            vc = lt ? fc : vc;
+        }
+    }
 }
 
 // The least squares' normal equations, per subset and channel: ne[0..4] = aa, ab, bb, ax, bx of subset 0,
@@ -413,6 +544,19 @@ void decode_job(uint code, out uint slot, out uint part, out uint mi, out uint v
     part = slot == 0u ? 0u : s_ord[slot - 1u][B];
 }
 
+// PAIR3: the recentred variant (1) of a candidate whose nearest quantization (variant 0) clamped a delta
+void score_var1(uint n, uint slot, uint mi, vec3 u0, inout float kv[MAXK], inout uint kk[MAXK], inout uint kc[MAXK], inout float lv,
+                inout uint lk, inout uint lc)
+{
+    const bool two = slot > 0u;
+    vec3 ef[4];
+    [[unroll]] for (uint e = 0u; e < 4u; e++) ef[e] = get_ef(slot, e);
+    ivec3 q[4];
+    if (!quantize(mi, ef, 1u, false, q)) return;
+    float e = approx_err(mi, two ? s_p2[s_ord[slot - 1u][B]] : 0u, q, u0);
+    list_add(e, n * 2u + 1u, slot | mi << 4 | 1u << 8, two, kv, kk, kc, lv, lk, lc);
+}
+
 void main()
 {
     const uint lid = gl_LocalInvocationID.x;
@@ -448,7 +592,9 @@ void main()
     barrier();
 
     // 1. the partitions' residuals (lane ln: ln, ln + NL, ...), the best P by rank counting
-    if (parts > 0u) {
+    // (LINE: the line's mean and axis from the block's moments, in every lane)
+    vec3 lmean = vec3(0.0), lax = vec3(0.0);
+    if (parts > 0u || LINE) {
         float swt = 0.0, mt[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         vec3 st = vec3(0.0);
         TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
@@ -463,6 +609,53 @@ void main()
             mt[4] += vd.y * ut.z;
             mt[5] += vd.z * ut.z;
         }
+        if (LINE) fit_axis(swt, st, mt, lmean, lax);
+        if (parts > 0u && PAIR1)
+        for (uint p = ln; p < 32u; p += 2u * NL) { // partitions p and p + NL (32 / NL is even)
+            const uint pB = p + NL;
+            uint bits = s_p2[p], bitsB = s_p2[pB];
+            float sw1 = 0.0, m1[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+            float sw1B = 0.0, m1B[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+            vec3 s11 = vec3(0.0), s11B = vec3(0.0);
+            TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+                vec4 ut = s_U[t][b];
+                {
+                    float v = ((bits >> t) & 1u) != 0u ? ut.w : 0.0;
+                    vec3 vd = v * ut.xyz;
+                    sw1 += v;
+                    s11 += vd;
+                    m1[0] += vd.x * ut.x;
+                    m1[1] += vd.x * ut.y;
+                    m1[2] += vd.x * ut.z;
+                    m1[3] += vd.y * ut.y;
+                    m1[4] += vd.y * ut.z;
+                    m1[5] += vd.z * ut.z;
+                }
+                {
+                    float v = ((bitsB >> t) & 1u) != 0u ? ut.w : 0.0;
+                    vec3 vd = v * ut.xyz;
+                    sw1B += v;
+                    s11B += vd;
+                    m1B[0] += vd.x * ut.x;
+                    m1B[1] += vd.x * ut.y;
+                    m1B[2] += vd.x * ut.z;
+                    m1B[3] += vd.y * ut.y;
+                    m1B[4] += vd.y * ut.z;
+                    m1B[5] += vd.z * ut.z;
+                }
+            }
+            float m0[6], m0B[6];
+            [[unroll]] for (int i = 0; i < 6; i++) {
+                m0[i] = mt[i] - m1[i];
+                m0B[i] = mt[i] - m1B[i];
+            }
+            float v = resid(swt - sw1, st - s11, m0) + resid(sw1, s11, m1);
+            s_red[p][b].x = isnan(v) ? 1.0 / 0.0 : v;
+            float vB = resid(swt - sw1B, st - s11B, m0B) + resid(sw1B, s11B, m1B);
+            s_red[pB][b].x = isnan(vB) ? 1.0 / 0.0 : vB;
+        }
+        else
+        if (parts > 0u)
         for (uint p = ln; p < 32u; p += NL) {
             uint bits = s_p2[p];
             float sw1 = 0.0, m1[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
@@ -487,7 +680,22 @@ void main()
         }
     }
     barrier();
-    if (parts > 0u)
+    if (parts > 0u && RANKV) { // the lane's partitions ln + NL i, i < 32 / NL (<= 8)
+        const uint NP = 32u / NL;
+        float v[8];
+        uint rk[8];
+        [[unroll]] for (uint i = 0u; i < 8u; i++) {
+            v[i] = i < NP ? s_red[ln + NL * i][b].x : 0.0;
+            rk[i] = 0u;
+        }
+        [[unroll]] for (uint q = 0u; q < 32u; q++) {
+            float o = s_red[q][b].x;
+            [[unroll]] for (uint i = 0u; i < 8u; i++)
+                if (i < NP) rk[i] += (o < v[i] || (o == v[i] && q < ln + NL * i)) ? 1u : 0u;
+        }
+        [[unroll]] for (uint i = 0u; i < 8u; i++)
+            if (i < NP && rk[i] < parts) s_ord[rk[i]][b] = ln + NL * i;
+    } else if (parts > 0u)
         for (uint p = ln; p < 32u; p += NL) {
             float v = s_red[p][b].x;
             uint rank = 0u;
@@ -510,7 +718,7 @@ void main()
     }
 
     // 2. the fits: job 0 the line, job 1 + 2 (s - 1) + k subset k of slot s
-    for (uint j = ln; j < 1u + 2u * parts; j += NL) {
+    for (uint j = LINE ? ln + 1u : ln; j < 1u + 2u * parts; j += NL) {
         const uint slot = j == 0u ? 0u : (j + 1u) / 2u, k = j == 0u ? 0u : (j + 1u) % 2u;
         const uint part = slot == 0u ? 0u : s_ord[slot - 1u][b];
         const uint mask = slot == 0u ? 0xFFFFu : k == 1u ? s_p2[part] : ~s_p2[part] & 0xFFFFu;
@@ -523,10 +731,39 @@ void main()
             put_ef(0u, 3u, u0);
         }
     }
+    float ltanchor = 0.0; // LINE: texel 0's projection (lane 0)
+    if (LINE) {
+        float tmin = 1.0 / 0.0, tmax = -1.0 / 0.0;
+        for (uint t = ln; t < 16u; t += NL) {
+            float p = dot(s_U[t][b].xyz - lmean, lax);
+            tmin = min(tmin, p);
+            tmax = max(tmax, p);
+            if (t == 0u) ltanchor = p;
+        }
+        s_lmm[ln][b] = vec2(tmin, tmax);
+    }
     barrier();
     // the mode filter of slots ln, ln + NL, ...
     for (uint sl = ln; sl <= parts; sl += NL) {
         const bool two = sl > 0u;
+        if (LINE && sl == 0u) { // the line's endpoints (lane 0): min / max over the lanes' projections
+            float tmin = 1.0 / 0.0, tmax = -1.0 / 0.0;
+            for (uint l = 0u; l < NL; l++) {
+                vec2 mm = s_lmm[l][b];
+                tmin = min(tmin, mm.x);
+                tmax = max(tmax, mm.y);
+            }
+            if (ltanchor - tmin > tmax - ltanchor) {
+                float tmp = tmin;
+                tmin = tmax;
+                tmax = tmp;
+            }
+            vec3 e0 = lmean + lax * tmin, e1 = lmean + lax * tmax;
+            put_ef(0u, 0u, e0 + u0);
+            put_ef(0u, 1u, e1 + u0);
+            put_ef(0u, 2u, u0);
+            put_ef(0u, 3u, u0);
+        }
         vec3 ef[4];
         [[unroll]] for (uint e = 0u; e < 4u; e++) ef[e] = get_ef(sl, e);
         const uint m0 = two ? 0u : 10u, nm = two ? 10u : 4u;
@@ -555,10 +792,38 @@ void main()
         kv[i] = 1.0 / 0.0;
         kk[i] = 0x100000u + ln * MAXK + i; // empty: after every candidate, unique
         kc[i] = 10u << 4;                  // mode 3 on the line: only used if nothing was scored
+        // LEAN3: key << 12 | code (keys < 2^20, codes < 2^9; empty keys 2^19 + ...: the same order)
+        if (LEAN3) kk[i] = (0x80000u + ln * MAXK + i) << 12 | 10u << 4;
     }
     float lv = 1.0 / 0.0;
     uint lk = 0x100000u + NL * MAXK + ln, lc = 10u << 4;
-    {
+    if (PAIR3) { // candidates n and n + NL of this lane together (variant 0 in one pass), listed in order
+        for (uint n = ln;; n += 2u * NL) {
+            uint slA, miA, slB, miB;
+            if (!cand_decode(n, parts, slA, miA)) break;
+            const bool okB = cand_decode(n + NL, parts, slB, miB);
+            if (!okB) {
+                slB = slA;
+                miB = miA;
+            }
+            const bool twoA = slA > 0u, twoB = slB > 0u;
+            const uint bitsA = twoA ? s_p2[s_ord[slA - 1u][b]] : 0u, bitsB = twoB ? s_p2[s_ord[slB - 1u][b]] : 0u;
+            ivec3 qA[4], qB[4];
+            vec3 ef[4];
+            [[unroll]] for (uint e = 0u; e < 4u; e++) ef[e] = get_ef(slA, e);
+            const bool chA = quantize(miA, ef, 0u, false, qA);
+            [[unroll]] for (uint e = 0u; e < 4u; e++) ef[e] = get_ef(slB, e);
+            const bool chB = quantize(miB, ef, 0u, false, qB);
+            float eA, eB;
+            approx_err2(miA, bitsA, qA, miB, bitsB, qB, u0, eA, eB);
+            list_add(eA, n * 2u, slA | miA << 4, twoA, kv, kk, kc, lv, lk, lc);
+            if (chA) score_var1(n, slA, miA, u0, kv, kk, kc, lv, lk, lc);
+            if (okB) {
+                list_add(eB, (n + NL) * 2u, slB | miB << 4, twoB, kv, kk, kc, lv, lk, lc);
+                if (chB) score_var1(n + NL, slB, miB, u0, kv, kk, kc, lv, lk, lc);
+            }
+        }
+    } else {
         uint slot = 0u, base = 0u, cnt = bitCount(s_todo[0][b]);
         for (uint n = ln;; n += NL) {
             while (slot <= parts && n >= base + cnt) {
@@ -574,38 +839,42 @@ void main()
             const uint part = two ? s_ord[slot - 1u][b] : 0u;
             const uint bits = two ? s_p2[part] : 0u;
             vec3 ef[4];
-            [[unroll]] for (uint e = 0u; e < 4u; e++) ef[e] = get_ef(slot, e);
+            if (!LEAN3) [[unroll]] for (uint e = 0u; e < 4u; e++) ef[e] = get_ef(slot, e);
             for (uint var = 0u; var < 2u; var++) {
+                if (LEAN3) [[unroll]] for (uint e = 0u; e < 4u; e++) ef[e] = get_ef(slot, e);
                 ivec3 q[4];
                 bool ch = quantize(mi, ef, var, false, q);
                 if (var == 1u && !ch) break;
                 float e = approx_err(mi, bits, q, u0);
-                uint vk = n * 2u + var, vc = slot | mi << 4 | var << 8;
-                if (!two && e < lv) {
-                    lv = e;
-                    lk = vk;
-                    lc = vc;
-                }
-                [[unroll]] for (uint i = 0u; i < MAXK; i++) {
-                    bool lt = e < kv[i];
-                    float f = kv[i];
-                    uint fk = kk[i], fc = kc[i];
-                    kv[i] = lt ? e : kv[i];
-                    kk[i] = lt ? vk : kk[i];
-                    kc[i] = lt ? vc : kc[i];
-                    e = lt ? f : e;
-                    vk = lt ? fk : vk;
-                    vc = lt ? fc : vc;
-                }
+                list_add(e, n * 2u + var, slot | mi << 4 | var << 8, two, kv, kk, kc, lv, lk, lc);
                 if (var == 0u && !ch) break;
             }
         }
     }
     // the lanes' lists: entry ln * MAXK + i, then the line entries at NL * MAXK + ln
     // (keys and codes as floats: exact integers below 2^24)
-    [[unroll]] for (uint i = 0u; i < MAXK; i++) s_red[ln * MAXK + i][b] = vec4(kv[i], float(kk[i]), float(kc[i]), 0.0);
+    [[unroll]] for (uint i = 0u; i < MAXK; i++)
+        s_red[ln * MAXK + i][b] = LEAN3 ? vec4(kv[i], float(kk[i] >> 12), float(kk[i] & 4095u), 0.0)
+                                        : vec4(kv[i], float(kk[i]), float(kc[i]), 0.0);
     s_red[NL * MAXK + ln][b] = vec4(lv, float(lk), float(lc), 0.0);
     barrier();
+    if (RANKV) { // the lane's entries ln + NL k, k < MAXK
+        vec2 me[MAXK];
+        uint rk[MAXK];
+        [[unroll]] for (uint k = 0u; k < MAXK; k++) {
+            me[k] = s_red[ln + NL * k][b].xy;
+            rk[k] = 0u;
+        }
+        [[unroll]] for (uint j = 0u; j < NL * MAXK; j++) {
+            vec2 o = s_red[j][b].xy;
+            [[unroll]] for (uint k = 0u; k < MAXK; k++) rk[k] += (o.x < me[k].x || (o.x == me[k].x && o.y < me[k].y)) ? 1u : 0u;
+        }
+        [[unroll]] for (uint k = 0u; k < MAXK; k++)
+            if (rk[k] < nkeep) {
+                vec4 e = s_red[ln + NL * k][b];
+                s_jc[rk[k]][b] = (e.x < 1.0 / 0.0 || rk[k] == 0u) ? uint(e.z) : 0xFFFFu;
+            }
+    } else
     for (uint i = ln; i < NL * MAXK; i += NL) {
         vec4 me = s_red[i][b];
         uint rank = 0u;
@@ -686,6 +955,8 @@ void main()
             fe[j] = s;
         }
     }
+    if (REFSH && ln == 0u)
+        [[unroll]] for (uint j = 0u; j < MAXJ; j++) s_fe[j][b] = fe[j];
     if (STOP == 4u) {
         if (ln == 0u && live) dst.blk[blk] = uvec4(floatBitsToUint(fe[0]), floatBitsToUint(fe[1]), floatBitsToUint(fe[MAXJ - 1u]), s_jix[0][b].x);
         return;
@@ -724,18 +995,22 @@ void main()
         const bool two = mi < 10u;
         const uint bits = two ? s_p2[part] : 0u, anc = two ? s_a2[part] : 0u;
         float err = myerr;
-        uvec2 cidx = act ? s_jix[myjob * G + gl][b] : uvec2(0u);
+        // REFSH: the best indices stay in s_jix, the best endpoints in s_jq (not in registers)
+        uvec2 cidx = act && !REFSH ? s_jix[myjob * G + gl][b] : uvec2(0u);
         ivec3 cq[4], q[4];
-        get_q(act ? myjob : 0u, cq);
+        [[unroll]] for (uint k = 0u; k < 4u; k++) cq[k] = ivec3(0);
+        if (!REFSH) get_q(act ? myjob : 0u, cq);
         [[unroll]] for (uint k = 0u; k < 4u; k++) q[k] = cq[k];
         // the normal equations of the job's indices (this lane's texels), as assign_part sums them
-        {
+        // (RECOMP: summed per component in the first pass instead)
+        if (!RECOMP) {
             vec3 ne[10];
             [[unroll]] for (uint k = 0u; k < 10u; k++) ne[k] = vec3(0.0);
+            const uvec2 ix0 = REFSH ? (act ? s_jix[myjob * G + gl][b] : uvec2(0u)) : cidx;
             [[unroll]] for (uint i = 0u; i < TPL; i++) {
                 const uint t = gl + G * i;
                 ne_add(ne, ((bits >> t) & 1u) != 0u, s_W[t][b].xyz, s_U[t][b].xyz, two,
-                       int((cidx[i / 8u] >> (4u * (i % 8u))) & 15u));
+                       int((ix0[i / 8u] >> (4u * (i % 8u))) & 15u));
             }
             vec4 rr[NRED];
             ne_pack(ne, 0.0, rr);
@@ -755,8 +1030,15 @@ void main()
                     bool take = terr < err; // the previous pass: kept while it lowers the error
                     stop = !take;
                     err = take ? terr : err;
-                    cidx = take ? nidx : cidx;
-                    [[unroll]] for (uint k = 0u; k < 4u; k++) cq[k] = take ? q[k] : cq[k];
+                    if (REFSH) { // the pass's indices (own slot) and endpoints (the group's) become the best
+                        if (take) {
+                            s_jix[myjob * G + gl][b] = s_nix[ln][b];
+                            if (gl == 0u) [[unroll]] for (uint k = 0u; k < 12u; k++) s_jq[myjob * 12u + k][b] = s_qf[grp * 12u + k][b];
+                        }
+                    } else {
+                        cidx = take ? nidx : cidx;
+                        [[unroll]] for (uint k = 0u; k < 4u; k++) cq[k] = take ? q[k] : cq[k];
+                    }
                 }
                 if (it == nls) break; // uniform: nls is a push constant
                 if (!stop) {
@@ -765,13 +1047,34 @@ void main()
                         const uint e = k / 3u, c = k % 3u, f0 = 15u * (e / 2u) + c;
                         // aa, ab, bb, ax, bx of subset e / 2, channel c: flat items f0 + 3 i of the partials
                         float v[5] = float[5](0.0, 0.0, 0.0, 0.0, 0.0);
-                        for (uint g = 0u; g < G; g++) {
-                            const uint base = (grp * G + g) * NRED;
-                            [[unroll]] for (uint i = 0u; i < 5u; i++) {
-                                const uint f = f0 + 3u * i;
-                                v[i] += s_red[base + f / 4u][b][f % 4u];
+                        if (RECOMP) { // lane g's partial (its texels g, g + G, ... as ne_add), then summed in lane order
+                            const bool sub1 = e >= 2u;
+                            for (uint g = 0u; g < G; g++) {
+                                const uvec2 ix = it == 0u ? s_jix[myjob * G + g][b] : s_nix[grp * G + g][b];
+                                float p[5] = float[5](0.0, 0.0, 0.0, 0.0, 0.0);
+                                [[unroll]] for (uint i = 0u; i < TPL; i++) {
+                                    const uint t = g + G * i;
+                                    const bool s1 = ((bits >> t) & 1u) != 0u;
+                                    const int bi = int((ix[i / 8u] >> (4u * (i % 8u))) & 15u);
+                                    float be = float(weight(two, bi)) / 64.0, al = 1.0 - be;
+                                    float w = s1 == sub1 ? s_W[t][b][c] : 0.0;
+                                    float wu = w * s_U[t][b][c];
+                                    p[0] += w * (al * al);
+                                    p[1] += w * (al * be);
+                                    p[2] += w * (be * be);
+                                    p[3] += wu * al;
+                                    p[4] += wu * be;
+                                }
+                                [[unroll]] for (uint i = 0u; i < 5u; i++) v[i] += p[i];
                             }
-                        }
+                        } else
+                            for (uint g = 0u; g < G; g++) {
+                                const uint base = (grp * G + g) * NRED;
+                                [[unroll]] for (uint i = 0u; i < 5u; i++) {
+                                    const uint f = f0 + 3u * i;
+                                    v[i] += s_red[base + f / 4u][b][f % 4u];
+                                }
+                            }
                         const float aa = v[0], ab = v[1], bb = v[2], ax = v[3], bx = v[4];
                         // ls_solve for one subset and channel (the same expressions)
                         float sw = aa + 2.0 * ab + bb, sx = ax + bx;
@@ -790,7 +1093,12 @@ void main()
                     quantize_fit(mi, var, q);
                     vec4 rr[NRED];
                     assign_part(mi, bits, anc, q, u0, gl, nidx, rr);
-                    [[unroll]] for (uint k = 0u; k < NRED; k++) s_red[ln * NRED + k][b] = rr[k];
+                    if (RECOMP) // only the error: the sums are recomputed (the normal equations are dead code)
+                        s_red[ln * NRED + 7u][b] = vec4(0.0, 0.0, 0.0, rr[7].w);
+                    else
+                        [[unroll]] for (uint k = 0u; k < NRED; k++) s_red[ln * NRED + k][b] = rr[k];
+                    if (REFSH || RECOMP) s_nix[ln][b] = nidx;
+                    if (REFSH && gl == 0u) [[unroll]] for (uint k = 0u; k < 12u; k++) s_qf[grp * 12u + k][b] = q[k / 3u][k % 3u];
                 }
                 continue;
             }
@@ -844,11 +1152,11 @@ void main()
         }
         // the refined job's result replaces its first measure (its error is never higher)
         if (act) {
-            s_jix[myjob * G + gl][b] = cidx;
-            if (gl == 0u) {
-                put_q(myjob, cq);
-                s_rerr[grp][b] = err;
+            if (!REFSH) {
+                s_jix[myjob * G + gl][b] = cidx;
+                if (gl == 0u) put_q(myjob, cq);
             }
+            if (gl == 0u) s_rerr[grp][b] = err;
         }
     }
     barrier();
@@ -857,6 +1165,8 @@ void main()
         return;
     }
     // 6. the lowest error (ties: the earlier job; every lane finds the same), packed by all lanes
+    if (REFSH)
+        [[unroll]] for (uint j = 0u; j < MAXJ; j++) fe[j] = s_fe[j][b];
     [[unroll]] for (uint g = 0u; g < 4u; g++) {
         const uint j = (rjobs >> (8u * g)) & 255u;
         const float e = g < RG ? s_rerr[min(g, RG - 1u)][b] : 0.0;

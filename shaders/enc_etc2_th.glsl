@@ -60,6 +60,25 @@ layout(std430, binding = 3) buffer List { uint words[]; } list; // [0] = count, 
 // 2: reset the list; 0: the gate and bound of every block (lists those to search; enc_etc2_th_lanes.comp with
 // PREP = 1: and writes their partitions, th_parts); 1: the search of the listed
 layout(constant_id = 1) const uint PHASE = 0u;
+// Search variants (helper etc2max; gpu_etc2_th.c passes them to every build, KILN_GPU_ETC2_TH_FLAT / _FASTPIX /
+// _CHECK; FLAT only to enc_etc2_th_lanes.comp; the defaults here are the original code). All give the CPU's bytes:
+//  FLAT = 1 (LANES = 1, PREP = 1): th_search_flat, the whole search as one loop of th_eval calls driven by a per-invocation
+//    state machine, so the invocations of a subgroup meet at the one th_eval each iteration whatever their partition,
+//    recentring round or +-1 neighbour (the nested loops diverge at every level); th_eval's H distance loop runs only the
+//    4 distances of the colours' order;
+//  FASTPIX = 1: when no palette entry of either centre clamps (the condition of the grey-line bound), a pixel's error is
+//    taken in closed form: min over +-d of base -+ 2 d q + W d^2 = base + W d^2 - 2 d |q| (and min with base when 0 is an
+//    option), the same integers as center_pix;
+//  CHECK = 1, 2, 4, 8, 16: the partial pixel sum is compared with the limit before every CHECK-th pixel only (16: once).
+//    Exact: a sum that reaches the limit is not taken whether it stops there or later (all sums stay far below 2^32).
+layout(constant_id = 4) const uint FLAT = 0u;
+layout(constant_id = 5) const uint FASTPIX = 0u;
+layout(constant_id = 6) const uint CHECK = 1u;
+//  CACHE = 1: th_eval keeps the two centres' per-pixel data and, when called with the same centres (also swapped: an
+//    eval set's T(a, b), T(b, a), H(a, b), H(b, a)), reuses it instead of recomputing it (the same values).
+// (constant 7 holds CACHE in bit 0 and SMEM, below, in bit 1: the host passes at most 8 constants)
+layout(constant_id = 7) const uint CACHE_BITS = 0u;
+const uint CACHE = CACHE_BITS & 1u;
 
 const int Q_FAST = 0, Q_NORMAL = 1, Q_HIGH = 2, Q_MAX = 3;
 const int MODE_NONE = -1, MODE_T = 2, MODE_H = 3;
@@ -127,6 +146,12 @@ double sqrt_rn(double x)
 
 int C[16][3];
 bool OPQ[16];
+// PACKED = 1: the block read through CP / OPM instead (fewer live registers): CP[p] = R | G << 8 | B << 16, OPM bit p = OPQ[p]
+layout(constant_id = 8) const uint PACKED = 0u;
+uint CP[16];
+uint OPM;
+#define CC(p, ch) (PACKED != 0u ? int(bitfieldExtract(CP[p], 8 * (ch), 8)) : C[p][ch])
+#define OP(p) (PACKED != 0u ? ((OPM >> (p)) & 1u) != 0u : OPQ[p])
 int NOP;
 int W[3];
 int WS; // W[0] + W[1] + W[2]
@@ -146,13 +171,28 @@ int x4(int v) { return (v << 4) | v; }
 
 uint werr3(int p, ivec3 b)
 {
-    int d0 = C[p][0] - b.x, d1 = C[p][1] - b.y, d2 = C[p][2] - b.z;
+    int d0 = CC(p, 0) - b.x, d1 = CC(p, 1) - b.y, d2 = CC(p, 2) - b.z;
     return uint(W[0] * d0 * d0 + W[1] * d1 * d1 + W[2] * d2 * d2);
 }
 
 // ---------------------------------------------------------------- T and H (etc2_enc.c th_eval)
 
 int CA_BASE[16], CA_Q[16], CB_BASE[16], CB_Q[16];
+int CA_KEY = -1, CB_KEY = -1; // CACHE = 1: pack12 of the colours whose per-pixel data CA_* / CB_* hold (-1: none)
+// SMEM = 1 (workgroup size 64): th_eval's per-pixel centre data in shared memory instead (64 fewer live registers),
+// [p * 64 + invocation]: consecutive invocations, consecutive words
+const uint SMEM = (CACHE_BITS >> 1u) & 1u;
+const uint SMEM_N = SMEM != 0u ? 16u * 64u : 1u;
+shared int s_cab[SMEM_N], s_caq[SMEM_N], s_cbb[SMEM_N], s_cbq[SMEM_N];
+#define SMI(p) (uint(p) * 64u + gl_LocalInvocationID.x)
+#define CAB(p) (SMEM != 0u ? s_cab[SMI(p)] : CA_BASE[p])
+#define CAQ(p) (SMEM != 0u ? s_caq[SMI(p)] : CA_Q[p])
+#define CBB(p) (SMEM != 0u ? s_cbb[SMI(p)] : CB_BASE[p])
+#define CBQ(p) (SMEM != 0u ? s_cbq[SMI(p)] : CB_Q[p])
+#define SET_CAB(p, v) if (SMEM != 0u) s_cab[SMI(p)] = (v); else CA_BASE[p] = (v)
+#define SET_CAQ(p, v) if (SMEM != 0u) s_caq[SMI(p)] = (v); else CA_Q[p] = (v)
+#define SET_CBB(p, v) if (SMEM != 0u) s_cbb[SMI(p)] = (v); else CB_BASE[p] = (v)
+#define SET_CBQ(p, v) if (SMEM != 0u) s_cbq[SMI(p)] = (v); else CB_Q[p] = (v)
 
 // center_d of one centre at one distance
 struct CenterD {
@@ -197,15 +237,32 @@ int pack12(ivec3 c) { return c.x << 8 | c.y << 4 | c.z; }
 void th_eval(int mode, ivec3 a, ivec3 b, inout Sol best)
 {
     ivec3 a8 = ivec3(x4(a.x), x4(a.y), x4(a.z)), b8 = ivec3(x4(b.x), x4(b.y), x4(b.z));
-    TH_UNROLL for (int p = 0; p < 16; p++) {
-        int u0 = C[p][0] - a8.x, u1 = C[p][1] - a8.y, u2 = C[p][2] - a8.z;
-        CA_BASE[p] = W[0] * u0 * u0 + W[1] * u1 * u1 + W[2] * u2 * u2;
-        CA_Q[p] = W[0] * u0 + W[1] * u1 + W[2] * u2;
-        u0 = C[p][0] - b8.x;
-        u1 = C[p][1] - b8.y;
-        u2 = C[p][2] - b8.z;
-        CB_BASE[p] = W[0] * u0 * u0 + W[1] * u1 * u1 + W[2] * u2 * u2;
-        CB_Q[p] = W[0] * u0 + W[1] * u1 + W[2] * u2;
+    int pa = pack12(a), pb = pack12(b);
+    // CACHE = 1: the eval sets try (a, b) and (b, a) with the same two centres: swap the arrays instead of recomputing
+    if (CACHE != 0u && pa == CB_KEY && pb == CA_KEY) {
+        TH_UNROLL for (int p = 0; p < 16; p++) {
+            int t = CAB(p);
+            SET_CAB(p, CBB(p));
+            SET_CBB(p, t);
+            t = CAQ(p);
+            SET_CAQ(p, CBQ(p));
+            SET_CBQ(p, t);
+        }
+        CA_KEY = pa;
+        CB_KEY = pb;
+    } else if (CACHE == 0u || pa != CA_KEY || pb != CB_KEY) {
+        TH_UNROLL for (int p = 0; p < 16; p++) {
+            int u0 = CC(p, 0) - a8.x, u1 = CC(p, 1) - a8.y, u2 = CC(p, 2) - a8.z;
+            SET_CAB(p, W[0] * u0 * u0 + W[1] * u1 * u1 + W[2] * u2 * u2);
+            SET_CAQ(p, W[0] * u0 + W[1] * u1 + W[2] * u2);
+            u0 = CC(p, 0) - b8.x;
+            u1 = CC(p, 1) - b8.y;
+            u2 = CC(p, 2) - b8.z;
+            SET_CBB(p, W[0] * u0 * u0 + W[1] * u1 * u1 + W[2] * u2 * u2);
+            SET_CBQ(p, W[0] * u0 + W[1] * u1 + W[2] * u2);
+        }
+        CA_KEY = pa;
+        CB_KEY = pb;
     }
     int opt_a, opt_b;
     if (mode == MODE_T) {
@@ -217,28 +274,59 @@ void th_eval(int mode, ivec3 a, ivec3 b, inout Sol best)
     }
     const int64_t Wl = int64_t(WS);
     int64_t lb = 0;
-    TH_UNROLL for (int p = 0; p < 16; p++) {
-        if (!OPQ[p]) continue;
-        int64_t la = Wl * int64_t(CA_BASE[p]) - (mode == MODE_T ? int64_t(0) : int64_t(CA_Q[p]) * int64_t(CA_Q[p]));
-        int64_t lbb = Wl * int64_t(CB_BASE[p]) - int64_t(CB_Q[p]) * int64_t(CB_Q[p]);
-        lb += la < lbb ? la : lbb;
+    if (FASTPIX != 0u) {
+        // the same terms in 32 bits: for the weights gpu_etc2_th.c passes (1, 1, 1 or 38, 75, 15: W <= 128),
+        // W |u|^2_w <= 128 * 128 * 255^2 < 2^31 and 0 <= (w . u)^2 <= W |u|^2_w (Cauchy-Schwarz): each term is exact
+        TH_UNROLL for (int p = 0; p < 16; p++) {
+            if (!OP(p)) continue;
+            uint la = uint(WS) * uint(CAB(p)) - (mode == MODE_T ? 0u : uint(CAQ(p) * CAQ(p)));
+            uint lbb = uint(WS) * uint(CBB(p)) - uint(CBQ(p) * CBQ(p));
+            lb += int64_t(min(la, lbb));
+        }
+    } else {
+        TH_UNROLL for (int p = 0; p < 16; p++) {
+            if (!OP(p)) continue;
+            int64_t la = Wl * int64_t(CAB(p)) - (mode == MODE_T ? int64_t(0) : int64_t(CAQ(p)) * int64_t(CAQ(p)));
+            int64_t lbb = Wl * int64_t(CBB(p)) - int64_t(CBQ(p)) * int64_t(CBQ(p));
+            lb += la < lbb ? la : lbb;
+        }
     }
-    int pa = pack12(a), pb = pack12(b);
-    for (int di = 0; di < 8; di++) {
-        if (mode == MODE_H && ((pa >= pb ? 1 : 0) != (di & 1))) continue;
+    // H: only the distances whose low bit is (pa >= pb). FLAT = 1 visits just those (4 iterations, the same distances in
+    // the same order), so H evaluations of either order stay in step; else all 8 with the others skipped
+    const int hpar = pa >= pb ? 1 : 0;
+    const int nd = FLAT != 0u && mode == MODE_H ? 4 : 8;
+    for (int it = 0; it < nd; it++) {
+        const int di = FLAT != 0u && mode == MODE_H ? 2 * it + hpar : it;
+        if (mode == MODE_H && (hpar != (di & 1))) continue;
         int d = DIST[di];
         CenterD da = center_d_init(a8, d, opt_a);
         CenterD db = center_d_init(b8, d, opt_b);
         const uint limit = best.err;
-        if (lb >= Wl * int64_t(uint64_t(limit)) && (mode == MODE_T || (da.plus_free && da.minus_free)) && db.plus_free &&
-            db.minus_free)
-            continue;
+        const bool allfree = (mode == MODE_T || (da.plus_free && da.minus_free)) && db.plus_free && db.minus_free;
+        if (lb >= Wl * int64_t(uint64_t(limit)) && allfree) continue;
         uint e = 0u;
-        TH_UNROLL for (int p = 0; p < 16; p++) {
-            if (e >= limit) break;
-            if (!OPQ[p]) continue;
-            uint ea = center_pix(CA_BASE[p], CA_Q[p], da, p), eb = center_pix(CB_BASE[p], CB_Q[p], db, p);
-            e += min(ea, eb);
+        if (FASTPIX != 0u && allfree) {
+            const int d2 = 2 * d, wd2 = da.wd2;
+            TH_UNROLL for (int p = 0; p < 16; p++) {
+                if ((uint(p) & (CHECK - 1u)) == 0u && e >= limit) break;
+                if (!OP(p)) continue;
+                int ea = mode == MODE_T ? CAB(p) : CAB(p) + wd2 - d2 * abs(CAQ(p));
+                int eb;
+                if (mode == MODE_T) {
+                    int t = wd2 - d2 * abs(CBQ(p));
+                    eb = CBB(p) + (TRANSPARENT ? t : min(t, 0));
+                } else {
+                    eb = CBB(p) + wd2 + (TRANSPARENT ? d2 * CBQ(p) : -d2 * abs(CBQ(p)));
+                }
+                e += uint(min(ea, eb));
+            }
+        } else {
+            TH_UNROLL for (int p = 0; p < 16; p++) {
+                if ((uint(p) & (CHECK - 1u)) == 0u && e >= limit) break;
+                if (!OP(p)) continue;
+                uint ea = center_pix(CAB(p), CAQ(p), da, p), eb = center_pix(CBB(p), CBQ(p), db, p);
+                e += min(ea, eb);
+            }
         }
         if (e < best.err) {
             best.err = e;
@@ -290,7 +378,7 @@ uint reselect(Sol s, out int sel[16])
     palette(s, pal);
     uint e = 0u;
     for (int p = 0; p < 16; p++) {
-        if (!OPQ[p]) {
+        if (!OP(p)) {
             sel[p] = 2;
             continue;
         }
@@ -326,7 +414,7 @@ void th_recenter(Sol s, out ivec3 a, out ivec3 b)
     ivec3 sa = ivec3(0), sb = ivec3(0); // sums of integers: exact in double as in int
     int na = 0, nb = 0;
     for (int p = 0; p < 16; p++) {
-        if (!OPQ[p]) continue;
+        if (!OP(p)) continue;
         int sl = sel[p], off, grp;
         if (s.mode == MODE_T) {
             grp = sl == 0 ? 0 : 1;
@@ -335,7 +423,7 @@ void th_recenter(Sol s, out ivec3 a, out ivec3 b)
             grp = sl < 2 ? 0 : 1;
             off = (sl & 1) != 0 ? -d : d;
         }
-        ivec3 v = ivec3(C[p][0] - off, C[p][1] - off, C[p][2] - off);
+        ivec3 v = ivec3(CC(p, 0) - off, CC(p, 1) - off, CC(p, 2) - off);
         if (grp != 0) {
             sb += v;
             nb++;
@@ -355,11 +443,11 @@ void group_means(uint mask, out double ma[3], out double mb[3])
     int sa[3] = int[3](0, 0, 0), sb[3] = int[3](0, 0, 0);
     int na = 0, nb = 0;
     for (int p = 0; p < 16; p++) {
-        if (!OPQ[p]) continue;
+        if (!OP(p)) continue;
         bool g = ((mask >> p) & 1u) != 0u;
         for (int ch = 0; ch < 3; ch++) {
-            if (g) sb[ch] += C[p][ch];
-            else sa[ch] += C[p][ch];
+            if (g) sb[ch] += CC(p, ch);
+            else sa[ch] += CC(p, ch);
         }
         if (g) nb++;
         else na++;
@@ -378,10 +466,10 @@ uint lloyd(uint mask, int iters)
         group_means(mask, ma, mb);
         uint nm = 0u;
         for (int p = 0; p < 16; p++) {
-            if (!OPQ[p]) continue;
+            if (!OP(p)) continue;
             precise double da = 0.0LF, db = 0.0LF;
             for (int ch = 0; ch < 3; ch++) {
-                precise double x = double(C[p][ch]);
+                precise double x = double(CC(p, ch));
                 precise double xa = x - ma[ch], xb = x - mb[ch];
                 da += dmul(dmul(double(W[ch]), xa), xa);
                 db += dmul(dmul(double(W[ch]), xb), xb);
@@ -398,8 +486,8 @@ void principal_axis(double mean[3], out double axis[3])
 {
     precise double cov[6] = double[6](0.0LF, 0.0LF, 0.0LF, 0.0LF, 0.0LF, 0.0LF);
     for (int p = 0; p < 16; p++) {
-        if (!OPQ[p]) continue;
-        precise double u0 = double(C[p][0]) - mean[0], u1 = double(C[p][1]) - mean[1], u2 = double(C[p][2]) - mean[2];
+        if (!OP(p)) continue;
+        precise double u0 = double(CC(p, 0)) - mean[0], u1 = double(CC(p, 1)) - mean[1], u2 = double(CC(p, 2)) - mean[2];
         cov[0] += dmul(u0, u0);
         cov[1] += dmul(u0, u1);
         cov[2] += dmul(u0, u2);
@@ -428,9 +516,9 @@ int opaque_pixels(out int idx[16], out int msum[3])
     int n = 0;
     msum = int[3](0, 0, 0);
     for (int p = 0; p < 16; p++)
-        if (OPQ[p]) {
+        if (OP(p)) {
             idx[n++] = p;
-            for (int ch = 0; ch < 3; ch++) msum[ch] += C[p][ch];
+            for (int ch = 0; ch < 3; ch++) msum[ch] += CC(p, ch);
         }
     return n;
 }
@@ -445,7 +533,7 @@ void sort_on_axis(inout int idx[16], int n, int msum[3])
     precise double proj[16];
     for (int i = 0; i < n; i++) {
         int p = idx[i];
-        precise double d0 = double(C[p][0]) - mean[0], d1 = double(C[p][1]) - mean[1], d2 = double(C[p][2]) - mean[2];
+        precise double d0 = double(CC(p, 0)) - mean[0], d1 = double(CC(p, 1)) - mean[1], d2 = double(CC(p, 2)) - mean[2];
         proj[i] = (dmul(d0, axis[0]) + dmul(d1, axis[1])) + dmul(d2, axis[2]);
     }
     for (int i = 1; i < n; i++) {
@@ -471,7 +559,7 @@ double split_sse(uint mask, int idx[16], int n)
         int p = idx[i];
         bool g = ((mask >> p) & 1u) != 0u;
         for (int ch = 0; ch < 3; ch++) {
-            precise double dv = double(C[p][ch]) - (g ? mb[ch] : ma[ch]);
+            precise double dv = double(CC(p, ch)) - (g ? mb[ch] : ma[ch]);
             sse += dmul(dmul(double(W[ch]), dv), dv);
         }
     }
@@ -599,11 +687,11 @@ double th_bound()
     precise double m[3] = double[3](0.0LF, 0.0LF, 0.0LF);
     int n = 0;
     for (int p = 0; p < 16; p++) {
-        if (!OPQ[p]) continue;
+        if (!OP(p)) continue;
         precise double v[3];
         precise double d = 0.0LF;
         for (int ch = 0; ch < 3; ch++) {
-            v[ch] = dmul(sw[ch], double(C[p][ch]));
+            v[ch] = dmul(sw[ch], double(CC(p, ch)));
             d += dmul(v[ch], u[ch]);
         }
         for (int ch = 0; ch < 3; ch++) {
@@ -677,14 +765,21 @@ void load_block(uint b)
     WS = W[0] + W[1] + W[2];
     QUAL = int(pc.quality);
     NOP = 0;
+    OPM = 0u;
     for (int p = 0; p < 16; p++) {
         uint x = min(bx * 4u + uint(p & 3), pc.width - 1u), y = min(by * 4u + uint(p >> 2), pc.height - 1u);
         uint t = src.words[y * pc.width + x];
-        C[p][0] = int(t & 255u);
-        C[p][1] = int((t >> 8) & 255u);
-        C[p][2] = int((t >> 16) & 255u);
-        OPQ[p] = pc.a1 == 0u || (t >> 24) >= pc.alpha_threshold;
-        NOP += OPQ[p] ? 1 : 0;
+        bool o = pc.a1 == 0u || (t >> 24) >= pc.alpha_threshold;
+        if (PACKED != 0u) {
+            CP[p] = t & 0xFFFFFFu;
+            OPM |= o ? 1u << p : 0u;
+        } else {
+            C[p][0] = int(t & 255u);
+            C[p][1] = int((t >> 8) & 255u);
+            C[p][2] = int((t >> 16) & 255u);
+            OPQ[p] = o;
+        }
+        NOP += o ? 1 : 0;
     }
     TRANSPARENT = pc.a1 != 0u && NOP < 16;
 }
@@ -887,6 +982,140 @@ void th_search_lanes(bool live, uint lane, uint slot, uint blk, inout Sol best)
         }
     }
 }
+
+// FLAT = 1 (LANES = 1, PREP = 1): kiln__etc2_th_search as one loop. Each iteration every invocation advances its own
+// state machine to its next th_eval (flat_next: the CPU's sequence - per partition the eval set of kind 0, then the
+// recentring sets while they lower the error, the partition's result kept if lower; then at max the +-1 neighbours of
+// up to two rounds) and all run that th_eval together, into `local` (partitions) or `best` (+-1 rounds), as the CPU
+// does. Same calls with the same arguments in the same order per block, so the same result.
+int fs_stage;      // 0: the partition's first set, 1: a recentring set, 2: a +-1 neighbour set, 3: next partition
+int fs_k, fs_cnt;  // partition index, partitions (limit + 1)
+int fs_j, fs_j1;   // next and last entry (0..3: T(a,b), T(b,a), H(a,b), H(b,a)) of the current eval set
+ivec3 fs_a, fs_b;  // the current set's colours
+int fs_r;          // recentring rounds started
+uint fs_before;    // the error before the current recentring set / +-1 round
+int fs_round, fs_nx;
+Sol fs_cur;        // the +-1 round's centre
+Sol fs_local;      // the partition's search
+uvec4 fs_pw;       // the gate's partitions
+
+void fs_set(int kind, ivec3 a, ivec3 b)
+{
+    fs_j = kind == MODE_H ? 2 : 0;
+    fs_j1 = kind == MODE_T ? 0 : 3;
+    fs_a = a;
+    fs_b = b;
+}
+
+// advances to the next th_eval (true: mode, ea, eb) or to the end of the search (false); best: the block's result so far
+bool flat_next(inout Sol best, out int mode, out ivec3 ea, out ivec3 eb, int recenter)
+{
+    mode = MODE_T;
+    ea = ivec3(0);
+    eb = ivec3(0);
+    for (;;) {
+        if (fs_j <= fs_j1) {
+            int k = fs_j;
+            if (k == 3 && !(pack12(fs_a) != pack12(fs_b) || TRANSPARENT)) {
+                fs_j = 4;
+                continue;
+            }
+            fs_j++;
+            bool swap = (k & 1) != 0;
+            mode = k < 2 ? MODE_T : MODE_H;
+            ea = swap ? fs_b : fs_a;
+            eb = swap ? fs_a : fs_b;
+            return true;
+        }
+        if (fs_stage <= 1) { // a partition's set is done: recentre or finish the partition
+            bool stop = fs_stage == 1 && fs_local.err >= fs_before;
+            if (!stop && fs_r < recenter && fs_local.err > 0u && fs_local.mode != MODE_NONE) {
+                fs_before = fs_local.err;
+                ivec3 na, nb;
+                th_recenter(fs_local, na, nb);
+                fs_r++;
+                fs_stage = 1;
+                fs_set(fs_local.mode, na, nb);
+                continue;
+            }
+            if (fs_local.err < best.err && fs_local.mode != MODE_NONE) best = fs_local;
+            fs_stage = 3;
+        }
+        if (fs_stage == 3) { // the next partition that is not a duplicate, else the +-1 rounds
+            fs_k++;
+            while (fs_k < fs_cnt && ((fs_pw.w >> (8 + fs_k)) & 1u) != 0u) fs_k++;
+            if (fs_k < fs_cnt) {
+                uint mask = (fs_pw[fs_k >> 1] >> (16 * (fs_k & 1))) & 0xFFFFu;
+                double ma[3], mb[3];
+                group_means(mask, ma, mb);
+                ivec3 a, b;
+                for (int ch = 0; ch < 3; ch++) {
+                    a[ch] = quant4(ma[ch]);
+                    b[ch] = quant4(mb[ch]);
+                }
+                fs_local.mode = MODE_NONE;
+                fs_local.c0 = ivec3(0);
+                fs_local.c1 = ivec3(0);
+                fs_local.di = 0;
+                fs_local.err = 0xFFFFFFFFu;
+                fs_r = 0;
+                fs_stage = 0;
+                fs_set(0, a, b);
+                continue;
+            }
+            if (!(QUAL == Q_MAX && best.mode != MODE_NONE && best.err > 0u)) return false;
+            fs_stage = 2;
+            fs_round = 0;
+            fs_nx = 0;
+            fs_before = best.err;
+            fs_cur = best;
+        }
+        // fs_stage 2: the next valid +-1 neighbour (CPU order: colour, channel, -1 / +1), or the round's end
+        if (fs_nx == 12) {
+            if (best.err >= fs_before || fs_round == 1) return false;
+            fs_round = 1;
+            fs_nx = 0;
+            fs_before = best.err;
+            fs_cur = best;
+        }
+        int nx = fs_nx++;
+        int which = nx / 6, ch = (nx % 6) / 2, sg = (nx & 1) != 0 ? 1 : -1;
+        ivec3 a = fs_cur.c0, b = fs_cur.c1;
+        int v = (which != 0 ? b[ch] : a[ch]) + sg;
+        if (v < 0 || v > 15) continue;
+        if (which != 0) b[ch] = v;
+        else a[ch] = v;
+        fs_set(fs_cur.mode, a, b);
+    }
+    return false; // not reached
+}
+
+void th_search_flat(uint blk, inout Sol best)
+{
+    int q = QUAL;
+    int recenter = q == Q_FAST ? 0 : (q == Q_MAX ? 3 : 1);
+    fs_pw = uvec4(bout.words[blk * 4u], bout.words[blk * 4u + 1u], bout.words[blk * 4u + 2u], bout.words[blk * 4u + 3u]);
+    fs_cnt = int(fs_pw.w & 7u); // 0: no opaque pixel, no search
+    fs_k = -1;
+    fs_stage = 3;
+    fs_j = 4;
+    fs_j1 = 3;
+    fs_local.mode = MODE_NONE;
+    fs_local.c0 = ivec3(0);
+    fs_local.c1 = ivec3(0);
+    fs_local.di = 0;
+    fs_local.err = 0xFFFFFFFFu;
+    if (fs_cnt == 0) return;
+    int mode;
+    ivec3 ea, eb;
+    while (flat_next(best, mode, ea, eb, recenter)) {
+        const bool into_best = fs_stage == 2;
+        Sol t = into_best ? best : fs_local;
+        th_eval(mode, ea, eb, t);
+        if (into_best) best = t;
+        else fs_local = t;
+    }
+}
 #endif
 
 void main()
@@ -918,7 +1147,8 @@ void main()
     // PHASE 1: the search, over the listed blocks (dense: no invocation idles on a gated-out block)
 #if TH_LANES
     const uint lane = gl_LocalInvocationID.x % LANES, slot = gl_LocalInvocationID.x / LANES;
-    const uint li = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * (TH_WG / LANES) + slot;
+    // one lane: any workgroup size (KILN_GPU_ETC2_TH_WG), the list entry is the invocation's index
+    const uint li = LANES == 1u ? gid : (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * (TH_WG / LANES) + slot;
     const bool live = li < list.words[0];
     uint b = live ? list.words[1u + li] : 0u; // a slot past the list idles (on block 0) through the barriers
 #else
@@ -935,8 +1165,13 @@ void main()
     best.di = 0;
     best.err = err;
 #if TH_LANES
-    th_search_lanes(live, lane, slot, b, best);
-    if (!live || lane != 0u) return;
+    if (FLAT != 0u && LANES == 1u && PREP != 0u) { // uniform: specialisation constants
+        if (!live) return;
+        th_search_flat(b, best);
+    } else {
+        th_search_lanes(live, lane, slot, b, best);
+        if (!live || lane != 0u) return;
+    }
 #else
     th_search(best);
 #endif

@@ -2,7 +2,7 @@
 #extension GL_ARB_gpu_shader_fp64 : require
 // mip16_convert.comp - 16-bit sources on the device (helper mip16; issue 5; src/gpu/gpu_mip16.c and
 // src/gpu/gpu_mip_encode.c). The mip pass filters a 16-bit image as the float chain it is on the CPU (the
-// host decodes the base with mip.c's own decoder: v / 65535.0f or kiln__srgb16_to_linear); this pass
+// base decoded as mip.c's own decoder does: v / 65535.0f or kiln__srgb16_to_linear, mip16_decode.comp); this pass
 // quantises one chain level to the 16-bit values the CPU stores (mip.c sink_put SINK_U16: colour
 // kiln__linear_to_srgb16 (sRGB) or kiln__float_to_unorm16, alpha kiln__float_to_unorm16) and then, per
 // mode, writes what the host would make of that 16-bit level: the packed RGBA16 texels themselves
@@ -26,9 +26,13 @@
 //   4 EAC unsigned R11 targets: rgba16[c] * 2047, nch int32 per texel
 //   5 EAC signed R11 targets: llround((double)clamp(f, -1, 1) * 1023 * 65536), nch per texel
 //   6 RGBA16 texels (kiln_mip_generate): p0 | p1 << 16, p2 | p3 << 16
+//   7 BC6H from a 16-bit image (helper mip16b): RGBA32F f = (float)p * (1.0f / 65535.0f) per channel (encode.c
+//     fetch_texel KILN_PIXEL_U16; no SNORM mapping for float formats), 4 words per texel
+//   8 BC6H from an 8-bit image (helper mip16b): binding 0 holds RGBA8 words (the 8-bit mip chain), not floats;
+//     RGBA32F f = (float)b * (1.0f / 255.0f) (fetch_texel KILN_PIXEL_U8), 4 words per texel
 layout(local_size_x_id = 0) in;
 
-layout(std430, binding = 0) readonly buffer Texels { float tex[]; };
+layout(std430, binding = 0) readonly buffer Texels { uint texw[]; }; // RGBA32F bits (mode 8: RGBA8 words)
 layout(std430, binding = 1) writeonly buffer Words { uint words[]; };
 layout(std430, binding = 2) readonly buffer Thresholds { float thr[]; }; // [0, 65536): sRGB colour (the rest: alpha, host-side checks)
 
@@ -41,7 +45,7 @@ layout(push_constant) uniform Push {
 
 uint q16(uint i, uint c)
 {
-    float v = tex[i * 4u + c];
+    float v = uintBitsToFloat(texw[i * 4u + c]);
     if (c == 3u || (pc.flags & 2u) == 0u) { // kiln__float_to_unorm16
         if (!(v > 0.0)) return 0u;
         if (v >= 1.0) return 65535u;
@@ -113,6 +117,17 @@ void main()
         for (uint c = 0u; c < pc.nch; c++) words[i * pc.nch + c] = q16(i, c) * 2047u;
     } else if (pc.mode == 5u) {
         for (uint c = 0u; c < pc.nch; c++) words[i * pc.nch + c] = uint(signed_target(unitf(q16(i, c))));
+    } else if (pc.mode == 7u) {
+        for (uint c = 0u; c < 4u; c++) {
+            precise float f = float(q16(i, c)) * uintBitsToFloat(0x37800080u); // (float)p * (1.0f / 65535.0f)
+            words[4u * i + c] = floatBitsToUint(f);
+        }
+    } else if (pc.mode == 8u) {
+        uint w = texw[i];
+        for (uint c = 0u; c < 4u; c++) {
+            precise float f = float((w >> (8u * c)) & 255u) * uintBitsToFloat(0x3b808081u); // (float)b * (1.0f / 255.0f)
+            words[4u * i + c] = floatBitsToUint(f);
+        }
     } else {
         words[2u * i] = q16(i, 0u) | q16(i, 1u) << 16;
         words[2u * i + 1u] = q16(i, 2u) | q16(i, 3u) << 16;

@@ -15,9 +15,11 @@
  *   (encode_cluster): KILN_EBC_CFK_LANES invocations per block (64 / that many blocks per workgroup)
  *   split the partitions of the CPU's own factor tables (bc1_enc_tables.h, copied into a storage
  *   buffer at binding 3), the block's best are merged by (error, table entry), and the candidates are
- *   refined (max) on one invocation each (enc_bc1_cf.comp, the default at high) or with their scoring
- *   and channel steps split over the block's invocations (enc_bc1_cf2.comp, the default at max; see
- *   KILN_EBC_CF_DESIGN; KILN_GPU_CF_DESIGN=1 or 2 forces one);
+ *   refined (max) on one invocation each (enc_bc1_cf.comp, design 1) or with their scoring and channel
+ *   steps split over the block's invocations (enc_bc1_cf2.comp, design 2), or one invocation runs the
+ *   CPU's whole serial search for its block, every invocation reading the same table entry at a time
+ *   (enc_bc1_cf3.comp, design 3, the default at high and max, with the code variants KILN_EBC_CF3_OPT;
+ *   see KILN_EBC_CF_DESIGN); KILN_GPU_CF_DESIGN=1, 2 or 3 forces one;
  *   the pipelined path of gpu_encode_bc_ring.inc does not take it). The blocks those paths hand
  *   elsewhere on the CPU (cluster fit: flat blocks and near-flat ones that try the exact single-colour
  *   tables, degenerate blocks, punch-through or cut-out texels) are flagged in a bit mask (cluster fit: a word per block) and
@@ -60,11 +62,31 @@
  * enc_bc1_cf2.comp (texel loads, ranks, prefix sums and the refinement's scoring / channel steps
  * split over the block's invocations); KILN_GPU_CF_DESIGN=1 or 2 overrides it. H100 2026-11-25, 2048^2
  * kernel ms design 1 / 2 (21:48 UTC, after the fix below): bc1 high 2.91 / 3.07, max 6.43 / 4.33, bc1a max
- * 3.74 / 2.66, bc3 max 18.6 / 11.8. Default: design 2 at max, design 1 at high (where it is ~5% faster).
+ * 3.74 / 2.66, bc3 max 18.6 / 11.8. Default then: design 2 at max, design 1 at high (where it is ~5% faster).
  * (Design 2's first version gave other bytes than the CPU for BC1 / BC1a max on grassB 1024^2 on the H100:
  * spirv-opt's unroller dropped NoContraction from the refit's products; they are now fp64 as in design 1
- * and the float loops are not unrolled by glslc; bit-identical on the H100 since, docs/PERFORMANCE.md.) */
-#define KILN_EBC_CF_DESIGN(q) ((q) == KILN_QUALITY_MAX ? 2 : 1)
+ * and the float loops are not unrolled by glslc; bit-identical on the H100 since, docs/PERFORMANCE.md.)
+ * Design 3 (enc_bc1_cf3.comp, one invocation per block) with KILN_EBC_CF3_OPT 33, H200 2026-11-26 02:05 UTC,
+ * 2048^2 kernel min ms design 1 / 2 / 3: bc1 high 2.91 / 3.07 / 2.67, max 6.44 / 4.34 / 3.60, bc1a max
+ * 3.74 / 2.66 / 2.29 (opt 39), bc3 max 30.0 / 3.89 / 3.00 (opt 39); 4096^2 bc1 max design 2 16.9, design 3
+ * 14.1 (opt 39): the default at high and max since. */
+#define KILN_EBC_CF_DESIGN(q) 3
+/* enc_bc1_cf3.comp (design 3: one invocation per block, the CPU's serial search): its CF_OPT bits
+ * (specialisation constant 5; KILN_GPU_CF_OPT overrides): 1 = plain `precise` products instead of
+ * (a * b) * one, 2 = the search loads P3(i) once per run of equal i, 4 = the search loops without
+ * [[dont_unroll]] (the driver may unroll them), 8 = the search's exact early exit after one channel (an
+ * entry whose first channel's error plus the lowest possible errors of the other two and a rounding margin
+ * cannot beat the second best (high: the best) is skipped), 16 = with 8, a second exit after two channels,
+ * 32 = one prefix-sum table in shared memory (P3, then P2: fewer bytes per block, for occupancy), 64 =
+ * the search's clamps by min / max. H200 (2026-11-26, 2048^2 bc1 max kernel min ms, local 32): 0: 5.98,
+ * 1: 5.51, 7: 5.50 (2 and 4 change nothing), 15: 7.37 and 31: 8.23 (the early exits cost more than they
+ * skip), 32: 4.06, 33: 3.60, 35 / 37 / 39: 3.61 / 3.61 / 3.65, 65: 5.51 (64 changes nothing); local 64 with
+ * 39: 4.29. Registers: 119-122 for every variant, so the shared memory per block (32: 268 instead of 472
+ * bytes) decides the occupancy. Default 33: plain products (bit-identical on the H200 and on lavapipe; the
+ * tests check it) and one prefix-sum table. */
+#define KILN_EBC_CF3_OPT 33u
+#define KILN_EBC_CF3_OPT_MAX 127u
+#define KILN_EBC_CF3_LOCAL 32u
 
 typedef struct ebc_pass {
     const char *shader;
@@ -342,14 +364,39 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
             int design = KILN_EBC_CF_DESIGN(q);
             const char *denv = getenv("KILN_GPU_CF_DESIGN");
             if (denv && denv[0]) {
-                if (strcmp(denv, "1") != 0 && strcmp(denv, "2") != 0)
-                    return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_CF_DESIGN=%s is not 1 or 2", denv);
+                if ((denv[0] < '1' || denv[0] > '3') || denv[1] != 0)
+                    return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_CF_DESIGN=%s is not 1, 2 or 3", denv);
                 design = denv[0] - '0';
             }
-            ps->shader = design == 1 ? "enc_bc1_cf" : "enc_bc1_cf2";
+            ps->shader = design == 1 ? "enc_bc1_cf" : design == 2 ? "enc_bc1_cf2" : "enc_bc1_cf3";
             ps->local = KILN_EBC_LOCAL;
             ps->per_task = lanes;
             ps->spec[4] = lanes;
+            if (design == 3) { /* one invocation per block; specialisation constant 5 = CF_OPT bits */
+                uint32_t opt = KILN_EBC_CF3_OPT;
+                const char *oenv = getenv("KILN_GPU_CF_OPT");
+                if (oenv && oenv[0]) {
+                    char *end = NULL;
+                    unsigned long v = strtoul(oenv, &end, 10);
+                    if (!end || *end || v > KILN_EBC_CF3_OPT_MAX)
+                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_CF_OPT=%s is not 0..%u", oenv,
+                                          (unsigned)KILN_EBC_CF3_OPT_MAX);
+                    opt = (uint32_t)v;
+                }
+                ps->per_task = 1;
+                ps->spec[4] = opt;
+                /* shared memory per block: 472 bytes (8-bit sources; 268 with CF_OPT 32), 664 (16-bit
+                 * sources: float texels): 32 blocks per workgroup fit every device's 32 KiB;
+                 * KILN_GPU_CF_LOCAL=64 for experiments (8-bit sources only) */
+                ps->local = KILN_EBC_CF3_LOCAL;
+                const char *lenv = getenv("KILN_GPU_CF_LOCAL");
+                if (lenv && lenv[0]) {
+                    if (strcmp(lenv, "32") != 0 && strcmp(lenv, "64") != 0)
+                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_CF_LOCAL=%s is not 32 or 64", lenv);
+                    ps->local = (uint32_t)atoi(lenv);
+                }
+                if (!u8) ps->local = 32;
+            }
             ps->fallback = 2;
             ps->cf_tables = 1;
         } else if (!seed) {

@@ -87,6 +87,11 @@ static void bc6h_hl_default_spec(uint32_t sf, uint32_t spec[BC6H_HL_NSPEC])
     spec[6] = BC6H_HL_SPAN;
     spec[7] = BC6H_HL_OPT;
 }
+/* enc_bc6h_hl.comp's shared memory per block for the OPT bits 3, 4 and 6 (s_qf, s_nix, s_fe, s_lmm; always declared) */
+static size_t bc6h_hl_shared_extra(uint32_t lanes, uint32_t rg)
+{
+    return rg * 12u * 4u + lanes * 8u + (BC6H_HL_MAXK + 1u) * 4u + lanes * 8u; /* declared whatever the bits */
+}
 /* enc_bc6h_hl.comp or, with OPT bit 2, enc_bc6h_hr.comp (the same code with its texel loops rolled) */
 static const char *bc6h_hl_shader(uint32_t opt) { return (opt & 4u) ? "enc_bc6h_hr" : "enc_bc6h_hl"; }
 #define BC6H_HIGH4_PARTS 4u
@@ -314,21 +319,27 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
         }
         /* KILN_BC6H_HIGH_OPT=mask: enc_bc6h_hl.comp's code variants (OPT; the same bytes): bit 0 the rank
          * counts unrolled, bit 1 the refinement's per-component sums, bit 2 enc_bc6h_hr.comp (texel loops
-         * rolled) */
+         * rolled); with bit 1: bit 3 the refinement's best state in shared memory (REFSH), bit 4 its sums
+         * recomputed per component from the texels and indices (RECOMP; 111 instead of 160 registers on the
+         * NVIDIA H200, but other bytes there for SF16); bit 5 the cheap scores' lean lists
+         * (LEAN3); bit 6 the line's fit from phase 1's moments, its projections over the lanes (LINE); bit 7
+         * two cheap scores per pass over the texels (PAIR3); bit 8 rank counts reading each entry once (RANKV);
+         * bit 9 two partitions' moments per pass over the texels (PAIR1) */
         uint32_t opt = BC6H_HL_OPT;
         const char *oenv = getenv("KILN_BC6H_HIGH_OPT");
         if (oenv && *oenv) {
             char *end = NULL;
             unsigned long v = strtoul(oenv, &end, 0);
-            if (!end || *end || v > 255)
-                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT=%s: use a bit mask 0..255", oenv);
+            if (!end || *end || v > 1023)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT=%s: use a bit mask 0..1023", oenv);
             opt = (uint32_t)v;
         }
         /* the shader's shared memory (enc_bc6h_hl.comp's declarations) */
         const uint32_t g = lanes / cfg[3], transpose = sum2 && g >= 4u;
         const size_t per_block = 3u * 16u * 16u + (BC6H_HL_MAXP + 1u) * 12u * 4u + (BC6H_HL_MAXP + 1u) * 4u + BC6H_HL_MAXP * 4u +
                                  lanes * 8u * 16u + (BC6H_HL_MAXK + 1u) * 4u + (BC6H_HL_MAXK + 1u) * 12u * 4u +
-                                 (BC6H_HL_MAXK + 1u) * g * 8u + 16u + cfg[3] * 12u * 4u + 16u + (transpose ? cfg[3] * 8u * 16u : 16u);
+                                 (BC6H_HL_MAXK + 1u) * g * 8u + 16u + cfg[3] * 12u * 4u + 16u + (transpose ? cfg[3] * 8u * 16u : 16u) +
+                                 bc6h_hl_shared_extra(lanes, cfg[3]);
         kiln_gpu *gpu;
         KILN_TRY(kiln__gpu_get(ctx, &gpu));
         if (256u + per_block * bpw > gpu->props.limits.maxComputeSharedMemorySize)

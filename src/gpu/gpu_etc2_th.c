@@ -29,7 +29,13 @@
  * reduced through shared memory on (error, CPU order) (the shader's header says why that is exact); slower on the
  * H100 (docs/PERFORMANCE.md). KILN_GPU_ETC2_TH_PREP=0 with L > 1: every lane sorts the pixels itself; with L = 1
  * (or KILN_GPU_ETC2_TH_LANES=1 alone): the one-invocation design above. Same bytes in every configuration
- * (test_gpu_etc2_th's lane_counts). */
+ * (test_gpu_etc2_th's lane_counts).
+ *
+ * Search variants (helper etc2max, issue 4; the shader's header says what each does; same bytes in every combination,
+ * test_gpu_etc2_th's search_variants): KILN_GPU_ETC2_TH_FLAT (the one-lane search over the gate's partitions as one
+ * state-machine loop of th_eval calls), _FASTPIX (closed-form pixel errors), _CHECK (the limit test every C pixels),
+ * _CACHE (centre data reused), _PACKED (packed pixels, gate and search), _WG (workgroup size, one lane); the defaults
+ * are the TH_*_DEFAULT below (bench/gpu_etc2_th --cfg measures them). */
 #include "gpu/gpu_etc2_th.h"
 
 #include "codec/etc_enc.h"
@@ -65,6 +71,42 @@ _Static_assert(sizeof(th_push) == sizeof(((kiln__gpu_etc2_th_plan *)0)->push), "
  * (H100, 2026-11-25: 1:1 fastest of 1:0, 1:1, 2:1, 4:1, 8:1, 16:1, 4:0, 8:0 at max, high and normal) */
 #define TH_LANES_DEFAULT 1u
 #define TH_PREP_DEFAULT 1u
+/* The search variants of enc_etc2_th_lanes.comp (helper etc2max; the shader's header says what they do; same bytes):
+ * KILN_GPU_ETC2_TH_FLAT=0|1 (1 lane with the gate's partitions only), KILN_GPU_ETC2_TH_FASTPIX=0|1,
+ * KILN_GPU_ETC2_TH_CHECK=1|2|4|8|16, KILN_GPU_ETC2_TH_CACHE=0|1, KILN_GPU_ETC2_TH_PACKED=0|1 (also the gate),
+ * KILN_GPU_ETC2_TH_WG=32|64|128|256 (the workgroup size of every pipeline of the pass; with 1 lane only),
+ * KILN_GPU_ETC2_TH_SMEM=0|1 (th_eval's centre data in shared memory; workgroup size 64). */
+/* Defaults from the H200 run of 2026-11-26 02:10 UTC (bench/gpu_etc2_th --size 4096 --quality 3 --cfg ..., T/H pass alone, rock
+ * tiled, kernel min ms): before 84.86; FASTPIX alone 69.63 (the fastest measured); FLAT alone 72.78; CACHE alone 90.41;
+ * PACKED alone 87.76; FLAT + FASTPIX + CACHE 85.08 and at high 32.27 vs 23.45 before (the search pipeline then needs 255
+ * registers, 242 before: the combinations spill). Lead's H200 run of 02:46 UTC, same command: max default (FASTPIX) 69.47,
+ * old code 85.39, FASTPIX + workgroup 128 65.94, FLAT + FASTPIX 76.90, SMEM 86.22; high (--quality 2): FASTPIX 29.55 vs old
+ * code 23.67: so FASTPIX and workgroup 128 at max only. */
+#define TH_FLAT_DEFAULT 0u
+#define TH_FASTPIX_DEFAULT 1u
+#define TH_CHECK_DEFAULT 1u
+#define TH_CACHE_DEFAULT 0u
+#define TH_PACKED_DEFAULT 0u
+#define TH_WG_DEFAULT 64u
+#define TH_WG_MAX_DEFAULT 128u /* at max, with FASTPIX */
+#define TH_SMEM_DEFAULT 0u
+
+/* an environment knob: unset or empty -> def; else one of the `n` allowed values (kiln status on anything else) */
+static kiln_status env_choice(kiln_context *ctx, const char *name, const uint32_t *allowed, size_t n, uint32_t def, uint32_t *out)
+{
+    *out = def;
+    const char *e = getenv(name);
+    if (!e || !e[0]) return KILN_OK;
+    char *end = NULL;
+    unsigned long v = strtoul(e, &end, 10);
+    for (size_t i = 0; i < n && !*end; i++)
+        if (v == allowed[i]) {
+            *out = (uint32_t)v;
+            return KILN_OK;
+        }
+    return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "%s=%s: not one of the allowed values (%u..%u)", name, e, allowed[0],
+                      allowed[n - 1]);
+}
 
 kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_params *params, int a1, uint32_t subgroup_size,
                                         kiln__gpu_etc2_th_plan *out)
@@ -131,17 +173,38 @@ kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_par
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_ETC2_TH_PREP=%s: expected 0 or 1", pe);
         prep = pe[0] == '1';
     }
+    static const uint32_t bits[2] = {0, 1}, checks[5] = {1, 2, 4, 8, 16}, wgs[4] = {32, 64, 128, 256};
+    uint32_t flat, fastpix, check, cache, packed, wg, smem;
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_FLAT", bits, 2, TH_FLAT_DEFAULT, &flat));
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_FASTPIX", bits, 2, params->quality >= KILN_QUALITY_MAX ? TH_FASTPIX_DEFAULT : 0u,
+                        &fastpix));
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_CHECK", checks, 5, TH_CHECK_DEFAULT, &check));
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_CACHE", bits, 2, TH_CACHE_DEFAULT, &cache));
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_PACKED", bits, 2, TH_PACKED_DEFAULT, &packed));
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_WG", wgs, 4,
+                        params->quality >= KILN_QUALITY_MAX && fastpix ? TH_WG_MAX_DEFAULT : TH_WG_DEFAULT, &wg));
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_SMEM", bits, 2, TH_SMEM_DEFAULT, &smem));
+    if (lanes != 1 || smem) wg = TH_LANES_WG; /* the lanes search and SMEM size their shared memory by TH_LANES_WG */
+    if (lanes != 1 || !prep) flat = 0; /* the flat search is the one-lane search over the gate's partitions */
     out->lanes = lanes;
     out->prep = prep;
+    out->flat = flat;
+    out->fastpix = fastpix;
+    out->check = check;
+    out->cache = cache;
+    out->packed = packed;
+    out->smem = smem;
     const int lanes_shader = lanes > 1 || prep;
     for (uint32_t ph = 0; ph < 3; ph++) {
-        const uint32_t spec[3] = {ph, ph == 1 ? lanes : 1u, prep}; /* the gate: one pipeline whatever the lanes */
+        /* the gate: one pipeline whatever the lanes and search variants */
+        const uint32_t spec[8] = {ph, ph == 1 ? lanes : 1u, prep, ph == 1 ? flat : 0u, ph == 1 ? fastpix : 0u,
+                                  ph == 1 ? check : 1u, ph == 1 ? (cache | smem << 1) : 0u, packed};
         const int many = lanes_shader && (ph == 1 || (ph == 0 && prep));
         kiln_vk_pipeline_desc desc = {
             .shader = many ? "enc_etc2_th_lanes" : shader,
-            .local_size = TH_LANES_WG,
+            .local_size = wg,
             .spec = spec,
-            .nspec = many ? 3 : 1,
+            .nspec = 8, /* the rolled / unrolled builds declare PHASE, FASTPIX and CHECK only; the rest is ignored */
             .nbindings = 4,
             .push_size = sizeof push,
             .subgroup_size = subgroup_size,
@@ -223,7 +286,10 @@ kiln_status kiln__gpu_etc2_th(kiln_context *ctx, const uint8_t *rgba8, uint32_t 
         kiln_vk_cmd_barrier(&cmd);
         if (st == KILN_OK) st = kiln__gpu_etc2_th_record(ctx, &cmd, &plan, 0, w, h, b);
         kiln_vk_cmd_barrier(&cmd);
-        if (st == KILN_OK) st = kiln__gpu_etc2_th_record(ctx, &cmd, &plan, 1, w, h, b);
+        /* KILN_GPU_ETC2_TH_BENCH_GATE_ONLY=1 (bench/gpu_etc2_th's "gate" row only: the gate pass's time; the listed blocks
+         * are left unfinished, so the bytes are wrong) */
+        const char *go = getenv("KILN_GPU_ETC2_TH_BENCH_GATE_ONLY");
+        if (st == KILN_OK && !(go && go[0] == '1')) st = kiln__gpu_etc2_th_record(ctx, &cmd, &plan, 1, w, h, b);
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, &bout, blk_bytes);
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &t);

@@ -42,6 +42,9 @@ typedef struct kiln__gpu_etc2_th_plan {
     uint32_t push[24];                      /* gpu_etc2_th.c's th_push; words 0..3 (the size) per level */
     uint32_t lanes;                         /* invocations per block of the search (KILN_GPU_ETC2_TH_LANES) */
     uint32_t prep;                          /* 1: the gate also writes the listed blocks' partitions (lanes build) */
+    uint32_t flat, fastpix, check, cache;   /* the search variants (KILN_GPU_ETC2_TH_FLAT / _FASTPIX / _CHECK / _CACHE) */
+    uint32_t packed;                        /* KILN_GPU_ETC2_TH_PACKED: the pixels packed (gate and search) */
+    uint32_t smem;                          /* KILN_GPU_ETC2_TH_SMEM: th_eval's centre data in shared memory */
 } kiln__gpu_etc2_th_plan;
 
 kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_params *params, int a1, uint32_t subgroup_size,

@@ -780,6 +780,22 @@ kiln_status kiln__gpu_mip(kiln_context *ctx, const kiln__gpu_mip_job *job)
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
     }
     kiln_vk_cmd_free(&cmd);
+    /* KILN_GPU_MIP_RESUBMIT=1 (testing aid, helper mip16b: test_gpu_mip single_pass_resubmit): the same run
+     * submitted again on the same buffers, output and fp32 chain filled with 0xAB bytes first, the counters not zeroed
+     * again (mip_sp.comp's self-reset must have left them at 0); the levels returned are the second run's */
+    const char *resub = getenv("KILN_GPU_MIP_RESUBMIT");
+    if (st == KILN_OK && resub && resub[0] == '1') {
+        st = kiln_vk_cmd_begin(ctx, gpu, r.plan.nst + 1, &cmd);
+        if (st == KILN_OK) {
+            vkCmdFillBuffer(cmd.cb, r.out.dev.buffer, 0, VK_WHOLE_SIZE, 0xABABABABu);
+            vkCmdFillBuffer(cmd.cb, r.chain.buffer, 0, VK_WHOLE_SIZE, 0xABABABABu);
+            kiln_vk_cmd_transfer_to_compute(cmd.cb);
+            st = run_record(ctx, &cmd, &r, strategy);
+            kiln_vk_cmd_download(&cmd, &r.out, 0);
+            if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, NULL);
+        }
+        kiln_vk_cmd_free(&cmd);
+    }
     if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, r.out.direct ? &r.out.dev : &r.out.staging);
     if (st == KILN_OK) {
         copy_out_job c = {.job = job, .src = kiln_vk_io_map(&r.out), .r = &r,

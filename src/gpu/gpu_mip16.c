@@ -7,6 +7,7 @@
 #include "gpu/gpu_mip16_api.h"
 #include "gpu/gpu_mip.h"
 #include "image/color.h"
+#include "mip/mip.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,15 +49,18 @@ kiln_status kiln__gpu_mip16_record(kiln_context *ctx, kiln_vk_cmd *cmd, const ki
 kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job *job, double *device_ms)
 {
     if (device_ms) *device_ms = 0.0;
-    if (!job || !job->images || job->count != 1 || !job->dst || job->out_kind != 2 || job->decode_srgb)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: one decoded image into 16-bit levels only");
+    if (!job || !job->images || job->count != 1 || !job->dst || job->out_kind != 2)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: one image into 16-bit levels only");
     if (job->strategy == KILN_MIP_STRATEGY_BLIT || job->strategy == KILN_MIP_STRATEGY_BASELINE)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: not with the blit or baseline strategy");
-    if (job->alpha_coverage_ref > 0.0f || job->normal_map)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: no alpha coverage or normal maps");
+    if (job->alpha_coverage_ref > 0.0f)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: no alpha coverage");
     const kiln_image *b0 = &job->images[0];
-    if (b0->type != KILN_PIXEL_F32)
-        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "16-bit GPU mipmaps: the base must be decoded to float");
+    /* the raw 16-bit image (helper mip16b: decoded here, on the device unless KILN_GPU_MIP16_DEVICE_DECODE=0) or
+     * the base mip.c decoded (F32, decode_srgb 0; no normal maps: their mapping needs the unorm source) */
+    const int raw = b0->type == KILN_PIXEL_U16;
+    if ((!raw && (b0->type != KILN_PIXEL_F32 || job->decode_srgb || job->normal_map)) || (job->normal_map && job->out_srgb))
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "16-bit GPU mipmaps: a 16-bit image or its decoded base");
     const uint32_t W = b0->width, H = b0->height, L = job->levels;
     if (L < 2 || L > KILN_GPU_MIP_MAX_LEVELS || L > kiln_mip_level_count(W, H))
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: %u levels", L);
@@ -79,12 +83,32 @@ kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job 
     fj.out_kind = 4; /* the float chain on the device */
     fj.out_srgb = 0;
     fj.dst = NULL;
+    fj.decode_srgb = 0;
     kiln_vk_io outb = {0}, tab = {0};
     kiln__gpu_mip_dev md;
     memset(&md, 0, sizeof md);
     kiln_vk_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
-    kiln_status st = kiln_vk_io_create(ctx, gpu, bytes, 1, &outb);
+    /* raw: the decoded base (sizes only when the device decodes it) */
+    kiln_image fimg;
+    memset(&fimg, 0, sizeof fimg);
+    kiln__gpu_mip16_dec dec;
+    memset(&dec, 0, sizeof dec);
+    const int devdec = raw && kiln__gpu_mip16_device_decode();
+    const int filt = job->filter != KILN_MIP_FILTER_BOX || job->normal_map;
+    kiln_status st = KILN_OK;
+    if (raw && devdec) {
+        fimg.width = W;
+        fimg.height = H;
+        fimg.type = KILN_PIXEL_F32;
+        fimg.channels = b0->channels;
+        fimg.hdr = b0->hdr;
+        st = kiln__gpu_mip16_dec_prepare(ctx, gpu, b0, job->decode_srgb, &dec);
+    } else if (raw) {
+        st = kiln__mip_decode_f32(ctx, b0, job->decode_srgb, &fimg);
+    }
+    if (raw) fj.images = &fimg;
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, bytes, 1, &outb);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4, 0, &tab);
     if (st == KILN_OK) {
         const float *t = kiln__gpu_mip16_cached_thresholds(ctx, gpu, job->out_srgb, NULL);
@@ -94,12 +118,21 @@ kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job 
             st = kiln_vk_buffer_flush(ctx, gpu, tab.direct ? &tab.dev : &tab.staging);
         }
     }
-    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L + 1, &cmd);
+    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L + 2, &cmd);
     if (st == KILN_OK) {
         kiln__gpu_mip_poison(cmd.cb, (VkBuffer[]){outb.dev.buffer}, 1); /* testing aid */
         kiln_vk_cmd_upload(&cmd, &tab, 0);
+        if (devdec) kiln__gpu_mip16_dec_upload(&cmd, &dec);
         kiln_vk_cmd_timestamp(&cmd, 0);
-        st = kiln__gpu_mip_record(ctx, gpu, &fj, (uint32_t)align, &cmd, VK_NULL_HANDLE, &md);
+        if (raw && filt) /* quality filters, normal maps (n = 2v - 1 of the decoded unorm base, 0.5 n + 0.5 out) */
+            st = kiln__gpu_mip16_filter_record(ctx, gpu, &fj, (uint32_t)align, &cmd, VK_NULL_HANDLE, &md,
+                                               devdec ? kiln__gpu_mip16_dec_fill : NULL, devdec ? &dec : NULL,
+                                               job->normal_map);
+        else if (devdec)
+            st = kiln__gpu_mip_record_fill(ctx, gpu, &fj, (uint32_t)align, &cmd, VK_NULL_HANDLE, &md,
+                                           kiln__gpu_mip16_dec_fill, &dec);
+        else
+            st = kiln__gpu_mip_record(ctx, gpu, &fj, (uint32_t)align, &cmd, VK_NULL_HANDLE, &md);
         if (st == KILN_OK) kiln_vk_cmd_barrier(&cmd);
         const kiln_vk_binding tb = {.buffer = tab.dev.buffer, .range = (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4};
         for (uint32_t l = 1; l < L && st == KILN_OK; l++) {
@@ -123,10 +156,12 @@ kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job 
         for (uint32_t l = 1; l < L; l++)
             memcpy(job->dst[l], src + off[l], (size_t)kiln_level_dim(W, l) * kiln_level_dim(H, l) * 8);
         if (ctx->params.verbose)
-            fprintf(stderr, "kiln: 16-bit mipmaps on %s (%s): float chain and 16-bit quantisation on the device\n",
-                    gpu->props.deviceName, md.what);
+            fprintf(stderr, "kiln: 16-bit mipmaps on %s (%s): %sfloat chain and 16-bit quantisation on the device\n",
+                    gpu->props.deviceName, md.what, devdec ? "base decoded, " : "");
     }
     kiln__gpu_mip_dev_free(&md);
+    kiln__gpu_mip16_dec_free(&dec);
+    kiln_image_free(&fimg);
     kiln_vk_io_destroy(gpu, &outb);
     kiln_vk_io_destroy(gpu, &tab);
     return st;

@@ -16,13 +16,15 @@ void kiln__gpu_mip16_thresholds(float *t, int srgb);
  * from the decoded base). */
 int kiln__gpu_mip16_roundtrip(const float *t, int srgb);
 
-/* kiln_mip_generate of ONE 16-bit image into 16-bit levels on the GPU: job->images[0] is the base
- * decoded to linear RGBA32F by mip.c (kiln__mip_decode_f32; job->decode_srgb must be 0), job->out_srgb
- * the sRGB flag of the 16-bit levels (colour kiln__linear_to_srgb16, else kiln__float_to_unorm16),
- * job->out_kind 2; levels 1.. of dst[l] are written as RGBA16 (mip.c SINK_U16). The mip pass
- * (gpu_mip.c / gpu_mip_filter.c, any strategy but blit and baseline) writes the float chain on the
+/* kiln_mip_generate of ONE 16-bit image into 16-bit levels on the GPU: job->images[0] is the 16-bit image itself
+ * (helper mip16b: decoded on the device by mip16_decode.comp through the CPU decoder's tables, or on the host with
+ * KILN_GPU_MIP16_DEVICE_DECODE=0; job->decode_srgb: its colour is sRGB) or the base decoded to linear RGBA32F by
+ * mip.c (kiln__mip_decode_f32; job->decode_srgb 0; no normal maps), job->out_srgb the sRGB flag of the 16-bit
+ * levels (colour kiln__linear_to_srgb16, else kiln__float_to_unorm16), job->out_kind 2; levels 1.. of dst[l] are
+ * written as RGBA16 (mip.c SINK_U16). The mip pass (gpu_mip.c / gpu_mip_filter.c, any strategy but blit and
+ * baseline; normal maps of the 16-bit image: n = 2v - 1, 0.5 n + 0.5 as mip.c) writes the float chain on the
  * device; shaders/mip16_convert.comp quantises it there; only the 16-bit levels are downloaded.
- * *device_ms: kernel time. KILN_ERR_UNSUPPORTED for what it does not cover. */
+ * *device_ms: kernel time. KILN_ERR_UNSUPPORTED for what it does not cover (alpha coverage, blit, baseline). */
 kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job *job, double *device_ms);
 
 #endif

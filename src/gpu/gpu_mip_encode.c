@@ -47,14 +47,30 @@
  * (kiln__mip_decode_f32), the float mip pass filters them, and shaders/mip16_convert.comp (instead of
  * mip_enc_convert.comp, same modes) quantises every level (level 0: the decoded base; decode + requantise
  * is the identity, checked) exactly as mip.c's 16-bit sink and writes the words the host prepares from a
- * 16-bit level; gathered float texels are requantised to 16 bits on the host for the CPU encoder. With the
- * box filter the base is decoded on the device instead (helper mip16dev: kiln__gpu_mip16_dec_*, the RGBA16
- * texels and the CPU decoder's tables uploaded; KILN_GPU_MIP16_DEVICE_DECODE=0: the host decode).
+ * 16-bit level; gathered float texels are requantised to 16 bits on the host for the CPU encoder. The base is
+ * decoded on the device (helper mip16dev: kiln__gpu_mip16_dec_*, the RGBA16 texels and the CPU decoder's tables
+ * uploaded; every filter since mip16b, through kiln__gpu_mip16_filter_record for the quality filters and normal
+ * maps; KILN_GPU_MIP16_DEVICE_DECODE=0: the host decode). 16-bit normal maps (mip16b): the filter path reads the
+ * decoded unorm base as n = 2v - 1 (z rebuilt for fewer than 3 channels) and writes 0.5 n + 0.5, as mip.c's
+ * cfg.normal_unorm; then the 16-bit quantisation as above.
  *
- * Not here (KILN_ERR_UNSUPPORTED: kiln_encode_mips takes the host path): 16-bit normal maps and 16-bit
- * images with the blit strategy, BC6H from non-float images or with an sRGB chain
- * or its tuning variables, BC7, ETC2 above FAST / RGB A1 without 64-bit shader arithmetic or with KILN_GPU_ETC2_TH=host, the seed GPU strategy,
- * alpha coverage (a host post-pass over the fp32 chain), the baseline strategy, the blit strategy with a
+ * BC6H from 8-bit and 16-bit images (helper mip16b): the host path hands the encoder fetch_texel's floats of each
+ * 8- / 16-bit level (v / 255, p / 65535); mip16_convert.comp mode 8 makes them from the 8-bit chain's RGBA8 words,
+ * mode 7 from the 16-bit quantisation of the 16-bit chain, as RGBA32F for the BC6H encoder (the GPU's; the host
+ * path encodes such images on the CPU, as kiln_encode_image does, so the bytes are the GPU encoder's on the CPU's
+ * chain, not the host path's).
+ *
+ * Alpha coverage (helper alphacov, gpu_mip_alpha.c): the mip pass writes the float chain (8-bit images too),
+ * the command is submitted after it, gpu_mip_alpha.c counts the chain's alpha on the device (two small
+ * histogram read-backs, the scales picked on the host with filters.c's own code) and records into a new
+ * command the pass that writes alpha' = min(1, s * clamp(a, 0, 1)): in place into the float chain (float and
+ * 16-bit images; the conversion passes then read it) or, for 8-bit images, as the RGBA8 words mip.c's U8
+ * sink makes (md.out then points at them); everything after is recorded into that command as before.
+ *
+ * Not here (KILN_ERR_UNSUPPORTED: kiln_encode_mips takes the host path): 16-bit images with the blit strategy
+ * (no exact 16-bit vkCmdBlitImage chain; kiln_mip_generate declines it too), BC6H from float images with an
+ * sRGB chain, BC6H with its tuning variables or from an integer image with alpha coverage, BC7, ETC2 above FAST / RGB A1 without 64-bit shader arithmetic or with KILN_GPU_ETC2_TH=host, the seed GPU strategy,
+ * alpha coverage with a strategy other than auto / per-level, the baseline strategy, the blit strategy with a
  * non-box filter (not a blit), dithering and bc1_black
  * (no GPU encoder). KILN_GPU_MIP_RESIDENT=0 turns the path off
  * (tests and bench compare); KILN_GPU_MIP_POISON=1 (testing aid) fills its device buffers with 0xAB
@@ -63,6 +79,7 @@
 #include "gpu/gpu_mip.h"
 #include "gpu/gpu_mip_encode_etc.h"
 #include "gpu/gpu_mip16.h"
+#include "gpu/gpu_mip_alpha_vk.h"
 #include "image/color.h"
 #include "codec/codec.h"
 #include "mip/mip.h"
@@ -257,27 +274,41 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     default: break;
     }
     /* 16-bit images (helper mip16): the float chain of the base decoded as mip.c decodes it, quantised
-     * to 16 bits and converted for the encoder by mip16_convert.comp (BC6H: float images only) */
-    if (img->type != KILN_PIXEL_F32 && (bc6h || (img->type != KILN_PIXEL_U8 && img->type != KILN_PIXEL_U16)))
+     * to 16 bits and converted for the encoder by mip16_convert.comp */
+    if (img->type != KILN_PIXEL_F32 && img->type != KILN_PIXEL_U8 && img->type != KILN_PIXEL_U16)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
-                          "device-resident mip encoding: %u-bit images take the host path for %s (%s images only)",
-                          (unsigned)img->type * 8, fi->name, bc6h ? "float" : "8-bit, 16-bit and float");
+                          "device-resident mip encoding: %u-bit images take the host path for %s (8-bit, 16-bit and "
+                          "float images only)",
+                          (unsigned)img->type * 8, fi->name);
     const int u16src = img->type == KILN_PIXEL_U16;
-    if (u16src && (mp->normal_map || mp->strategy == KILN_MIP_STRATEGY_BLIT))
+    /* 16-bit normal maps (helper mip16b): the filter path maps the decoded base (n = 2v - 1, 0.5 n + 0.5 on
+     * write) as mip.c's cfg.normal_unorm; the blit strategy (vkCmdBlitImage) has no exact 16-bit chain and
+     * kiln_mip_generate declines it for 16-bit images too */
+    if (u16src && mp->strategy == KILN_MIP_STRATEGY_BLIT)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
-                          "device-resident mip encoding: 16-bit normal maps and the blit strategy take the host path");
+                          "device-resident mip encoding: 16-bit images with the blit strategy take the host path");
     /* a float (or 16-bit) chain into an 8-bit encoder: mip_enc_convert.comp (mip16_convert.comp) makes
      * what the host would prepare */
     const int fsrc = (img->type == KILN_PIXEL_F32 || u16src) && !bc6h;
+    /* BC6H from an 8- or 16-bit image (helper mip16b): the encoder reads what encode.c fetch_texel makes of the
+     * host path's 8- / 16-bit level, f = v / 255 or p / 65535 as RGBA32F (mip16_convert.comp modes 8 / 7; the
+     * 16-bit chain quantised to 16 bits first) */
+    const int bc6h_conv = bc6h && img->type != KILN_PIXEL_F32;
+    const int cpass = fsrc || bc6h_conv; /* a conversion pass per level */
     if (img->channels < 1 || img->channels > 4)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: %u channels", img->channels);
     if ((unsigned)mp->filter > KILN_MIP_FILTER_MITCHELL || (unsigned)mp->edge > KILN_MIP_EDGE_WRAP ||
         (unsigned)mp->color > KILN_MIP_COLOR_LINEAR || (unsigned)mp->alpha > KILN_MIP_ALPHA_PREMULTIPLIED ||
         (unsigned)mp->strategy > KILN_MIP_STRATEGY_BASELINE || (mp->normal_map && mp->color == KILN_MIP_COLOR_SRGB))
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: parameters left to the host path");
-    if (mp->alpha_coverage_ref != 0.0f)
+    /* alpha coverage (helper alphacov): counted and scaled on the device (gpu_mip_alpha.c) between the mip
+     * pass and the encoders, with the strategies kiln_mip_generate runs it with (auto, per-level) */
+    const int cov = mp->alpha_coverage_ref != 0.0f;
+    if (cov && (!(mp->alpha_coverage_ref > 0.0f && mp->alpha_coverage_ref < 1.0f) ||
+                (mp->strategy != KILN_MIP_STRATEGY_AUTO && mp->strategy != KILN_MIP_STRATEGY_PER_LEVEL)))
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
-                          "device-resident mip encoding: alpha coverage scales alpha on the host (host path)");
+                          "device-resident mip encoding: alpha coverage with strategy %d or reference %g (host path)",
+                          (int)mp->strategy, (double)mp->alpha_coverage_ref);
     if (mp->strategy == KILN_MIP_STRATEGY_BASELINE)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: not with the baseline strategy");
     /* blit: the box filter only (as kiln__gpu_mip: other filters are not blits) */
@@ -327,29 +358,39 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     if (fsrc) KILN_TRY(float_chain_plan(ctx, gpu, fi, etc ? NULL : &plan, etc ? &plane : NULL, &cmode, &cwords, &conv, &eac_tg));
     /* 16-bit: the same layouts from the 16-bit values (mip16_convert.comp's modes 0-5 are
      * mip_enc_convert.comp's), with the SNORM 2x - 1 mapping of non-float sources */
-    uint32_t cflags = u16src && (fi->flags & KILN_FF_SIGNED) ? 1u : 0u;
-    if (u16src) KILN_TRY(kiln__gpu_mip16_pipeline(ctx, gpu, &conv));
+    uint32_t cflags = u16src && !bc6h && (fi->flags & KILN_FF_SIGNED) ? 1u : 0u;
+    if (u16src || bc6h_conv) KILN_TRY(kiln__gpu_mip16_pipeline(ctx, gpu, &conv));
+    if (bc6h_conv) {
+        if (cov) /* (the coverage pass makes an 8-bit chain float: mode 8 reads RGBA8 words) */
+            return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                              "device-resident mip encoding: BC6H from an integer image with alpha coverage (host path)");
+        cmode = u16src ? 7u : 8u;
+        cwords = 4;
+    }
 
     /* the mip job, as mip.c's try_gpu builds it for kiln_mip_generate on this image */
     const int srgb = mp->normal_map ? 0
                      : mp->color == KILN_MIP_COLOR_SRGB ? 1
                      : mp->color == KILN_MIP_COLOR_LINEAR ? 0
                                                           : img->srgb != 0 && img->type == KILN_PIXEL_U8;
-    if (bc6h && srgb)
+    if (bc6h && srgb && img->type == KILN_PIXEL_F32)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: sRGB float chains take the host path");
     if (srgb) cflags |= 2u; /* mip16_convert.comp: sRGB colour codes */
     kiln_image fimg;
     memset(&fimg, 0, sizeof fimg);
-    /* 16-bit, box filter: the base decoded on the device (gpu_mip16.c, mip16dev) unless
-     * KILN_GPU_MIP16_DEVICE_DECODE=0 */
-    const int dev16 = u16src && !blit && mp->filter == KILN_MIP_FILTER_BOX && kiln__gpu_mip16_device_decode();
+    /* 16-bit: the base decoded on the device (gpu_mip16.c, mip16dev; every filter and normal maps since
+     * mip16b) unless KILN_GPU_MIP16_DEVICE_DECODE=0 */
+    const int dev16 = u16src && !blit && kiln__gpu_mip16_device_decode();
+    /* 16-bit with a quality filter or a normal map: gpu_mip_filter.c through kiln__gpu_mip16_filter_record */
+    const int filt16 = u16src && (mp->filter != KILN_MIP_FILTER_BOX || mp->normal_map);
     kiln__gpu_mip16_dec dec16;
     memset(&dec16, 0, sizeof dec16);
     /* (decoded after the checks below, with the buffers: freed at the end) */
     uint8_t weighted = !mp->normal_map && mp->alpha == KILN_MIP_ALPHA_WEIGHTED &&
                        (img->channels == 2 || img->channels == 4) && kiln__mip_base_has_alpha(img);
     kiln__gpu_mip_job job = {.images = u16src ? &fimg : img, .count = 1, .levels = L, .decode_srgb = u16src ? 0 : srgb,
-                             .out_srgb = u16src ? 0 : srgb, .out_kind = img->type == KILN_PIXEL_U8 ? 1 : 4,
+                             .out_srgb = u16src || (cov && img->type == KILN_PIXEL_U8) ? 0 : srgb,
+                             .out_kind = img->type == KILN_PIXEL_U8 && !cov ? 1 : 4, /* coverage: the float chain */
                              .weighted = &weighted, .dst = NULL,
                              .strategy = (int)mp->strategy,
                              .filter = (int)mp->filter, .edge = (int)mp->edge, .normal_map = mp->normal_map != 0,
@@ -383,12 +424,12 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
                           "device-resident mip encoding: %llu bytes of blocks (%llu of colour scratch) exceed %s's range",
                           (unsigned long long)bytes_blocks, (unsigned long long)bytes_scratch, gpu->props.deviceName);
     /* float chain: each level's converted words */
-    VkDeviceSize coff[KILN_GPU_MIP_MAX_LEVELS], bytes_conv = fsrc ? 0 : 16;
-    for (uint32_t l = 0; l < L && fsrc; l++) {
+    VkDeviceSize coff[KILN_GPU_MIP_MAX_LEVELS], bytes_conv = cpass ? 0 : 16;
+    for (uint32_t l = 0; l < L && cpass; l++) {
         coff[l] = bytes_conv;
         bytes_conv = align_up(bytes_conv + (VkDeviceSize)lw[l] * lh[l] * cwords * 4, align);
     }
-    if (bytes_conv > range || (fsrc && (uint64_t)W * H * 16 > range))
+    if (bytes_conv > range || (cpass && (uint64_t)W * H * 16 > range))
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: a %ux%u float chain exceeds %s's range",
                           W, H, gpu->props.deviceName);
     /* gathered blocks: up to every block of the chain, within the device's storage range (float chain:
@@ -413,6 +454,8 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     kiln_vk_buffer flags = {0}, recs = {0}, cnt = {0}, rdown = {0}, scratch = {0}, convb = {0};
     kiln__gpu_mip_dev md;
     memset(&md, 0, sizeof md);
+    kiln__gpu_mip_alpha_res cres; /* alpha coverage (alphacov) */
+    memset(&cres, 0, sizeof cres);
     kiln_vk_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
     VkQueryPool qp = VK_NULL_HANDLE;
@@ -468,7 +511,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         st = kiln_vk_check(ctx, vkCreateQueryPool(gpu->device, &qi, NULL, &qp), "vkCreateQueryPool");
     }
     if (st == KILN_OK)
-        st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L * (plan.npass + 1 + (fsrc ? 1u : 0u)) + 1 + (dev16 ? 1u : 0u), &cmd);
+        st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L * (plan.npass + 1 + (cpass ? 1u : 0u)) + 1 + (dev16 ? 1u : 0u), &cmd);
     if (st == KILN_OK) {
         VkCommandBuffer cb = cmd.cb;
         if (qp) vkCmdResetQueryPool(cb, qp, 0, 3);
@@ -480,24 +523,35 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         if (u16src) kiln_vk_cmd_upload(&cmd, &tab16, 0);
         if (dev16) kiln__gpu_mip16_dec_upload(&cmd, &dec16);
         st = blit ? kiln__gpu_mip_blit_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md)
+                  : filt16 ? kiln__gpu_mip16_filter_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md,
+                                                           dev16 ? kiln__gpu_mip16_dec_fill : NULL,
+                                                           dev16 ? &dec16 : NULL, mp->normal_map)
                   : dev16 ? kiln__gpu_mip_record_fill(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md,
                                                       kiln__gpu_mip16_dec_fill, &dec16)
                   : kiln__gpu_mip_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md);
         if (st == KILN_OK && qp) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);
+        if (st == KILN_OK && cov) { /* submits the mip pass; cmd is begun anew with the scaled levels recorded */
+            st = kiln__gpu_mip_alpha_resident(ctx, gpu, img, mp->alpha_coverage_ref, srgb, L, &md, &cmd,
+                                              L * (plan.npass + 2 + (cpass ? 1u : 0u)) + 1, &cres);
+            cb = cmd.cb;
+        }
         const kiln_vk_binding tb = {.buffer = tab.dev.buffer, .range = (VkDeviceSize)plan.table_words * 4};
         /* float chain: every level's float texels -> the encoder's words (level 0 from the uploaded base
          * beside the mip pass, the others after it), then a barrier before the encoders read them */
-        for (uint32_t l = 0; l < L && st == KILN_OK && fsrc; l++) {
+        for (uint32_t l = 0; l < L && st == KILN_OK && cpass; l++) {
             if (l == 1) kiln_vk_cmd_barrier(&cmd);
             kiln_vk_binding b[2] = {{.buffer = l == 0 ? md.in : md.out, .offset = l == 0 ? 0 : md.off[l],
-                                     .range = (VkDeviceSize)lw[l] * lh[l] * 16},
+                                     .range = (VkDeviceSize)lw[l] * lh[l] * (img->type == KILN_PIXEL_U8 ? 4 : 16)},
                                     {.buffer = convb.buffer, .offset = coff[l], .range = (VkDeviceSize)lw[l] * lh[l] * cwords * 4}};
             const uint32_t push[3] = {lw[l] * lh[l], cmode, cwords};
-            const kiln_vk_binding t16 = {.buffer = tab16.dev.buffer, .range = (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4};
-            if (u16src) st = kiln__gpu_mip16_record(ctx, &cmd, conv, &b[0], &b[1], &t16, lw[l] * lh[l], cmode, cwords, cflags);
+            /* (8-bit BC6H, mode 8: no thresholds read; the encoder's table is bound in their place) */
+            const kiln_vk_binding t16 = u16src ? (kiln_vk_binding){.buffer = tab16.dev.buffer,
+                                                                   .range = (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4}
+                                               : tb;
+            if (u16src || bc6h_conv) st = kiln__gpu_mip16_record(ctx, &cmd, conv, &b[0], &b[1], &t16, lw[l] * lh[l], cmode, cwords, cflags);
             else st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, conv, b, push, (uint64_t)lw[l] * lh[l]);
         }
-        if (st == KILN_OK && fsrc) kiln_vk_cmd_barrier(&cmd);
+        if (st == KILN_OK && cpass) kiln_vk_cmd_barrier(&cmd);
         for (uint32_t l = 0; l < L && st == KILN_OK; l++) {
             /* level 0 reads the uploaded base: no barrier, so it may overlap the mip pass; the others
              * wait for the mip pass's writes */
@@ -505,8 +559,8 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
             const uint64_t nb = (uint64_t)((lw[l] + 3) / 4) * ((lh[l] + 3) / 4);
             kiln_vk_binding texb = {.buffer = l == 0 ? md.in : md.out, .offset = l == 0 ? 0 : md.off[l],
                                     .range = (VkDeviceSize)lw[l] * lh[l] * texel_bytes};
-            if (fsrc) texb = (kiln_vk_binding){.buffer = convb.buffer, .offset = coff[l],
-                                               .range = (VkDeviceSize)lw[l] * lh[l] * cwords * 4};
+            if (cpass) texb = (kiln_vk_binding){.buffer = convb.buffer, .offset = coff[l],
+                                                .range = (VkDeviceSize)lw[l] * lh[l] * cwords * 4};
             kiln_vk_binding bb = {.buffer = blocks.dev.buffer, .offset = boff[l], .range = nb * out_bpb};
             kiln_vk_binding fb = {.buffer = flags.buffer, .offset = foff[l],
                                   .range = (plan.fallback == 2 ? nb * fstride : (nb + 31) / 32) * 4};
@@ -526,8 +580,8 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
                 const uint64_t nb = (uint64_t)((lw[l] + 3) / 4) * ((lh[l] + 3) / 4);
                 kiln_vk_binding texb = {.buffer = l == 0 ? md.in : md.out, .offset = l == 0 ? 0 : md.off[l],
                                         .range = (VkDeviceSize)lw[l] * lh[l] * texel_bytes};
-                if (fsrc) texb = (kiln_vk_binding){.buffer = convb.buffer, .offset = coff[l],
-                                                   .range = (VkDeviceSize)lw[l] * lh[l] * cwords * 4};
+                if (cpass) texb = (kiln_vk_binding){.buffer = convb.buffer, .offset = coff[l],
+                                                    .range = (VkDeviceSize)lw[l] * lh[l] * cwords * 4};
                 kiln_vk_binding bb = {.buffer = blocks.dev.buffer, .offset = boff[l], .range = nb * out_bpb};
                 kiln_vk_binding fb = {.buffer = flags.buffer, .offset = foff[l],
                                       .range = (plan.fallback == 2 ? nb * fstride : (nb + 31) / 32) * 4};
@@ -621,16 +675,19 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         ctx->last_gpu_ms = mip_ms >= 0.0 ? mip_ms + enc_ms : t_wall;
         if (ctx->params.verbose)
             fprintf(stderr,
-                    "kiln: %s mip chain on %s, device-resident: %u levels (%s%s) encoded where the mip pass wrote "
+                    "kiln: %s mip chain on %s, device-resident: %u levels (%s%s%s) encoded where the mip pass wrote "
                     "them, only blocks downloaded, %llu block(s) to the CPU encoder; kernel time mip %.3f ms + "
                     "encode %.3f ms, %.3f ms wall\n",
                     fi->name, gpu->props.deviceName, L, md.what,
                     dev16 ? "; 16-bit base decoded, levels quantised and converted on the device"
                     : u16src ? "; 16-bit levels quantised and converted on the device"
+                    : bc6h_conv ? "; 8-bit levels converted to BC6H's float input on the device"
                     : fsrc ? "; float levels converted on the device" : "",
+                    cov ? "; alpha coverage scaled on the device" : "",
                     (unsigned long long)nrec, mip_ms, enc_ms, t_wall);
         (void)kiln__progress(ctx, 1.0f);
     }
+    kiln__gpu_mip_alpha_resident_free(&cres);
     kiln__gpu_mip_dev_free(&md);
     kiln_vk_io_destroy(gpu, &blocks);
     kiln_vk_buffer_destroy(gpu, &recs);

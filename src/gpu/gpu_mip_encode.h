@@ -17,7 +17,8 @@
  * ETC1 (every quality), ETC2 RGB / RGBA at FAST (8-bit images; gpu_mip_encode_etc.h) and BC6H (float
  * images, linear chain); float images (BC1-BC5, ETC and EAC from a float chain: a conversion pass on
  * the device, helper mipres2) and 16-bit images (the same from the decoded base's float chain,
- * quantised to 16 bits on the device, helper mip16; not 16-bit normal maps or blit); alpha coverage;
+ * quantised to 16 bits on the device, helper mip16; not 16-bit normal maps or blit); alpha coverage
+ * with a strategy other than auto / per-level (with those it is scaled on the device: gpu_mip_alpha.c);
  * the blit strategy with a
  * non-box filter (the box blit chain is kept on the device too); dithering; bc1_black;
  * KILN_GPU_MIP_RESIDENT=0 in the environment (a testing and bench aid). The caller then takes the

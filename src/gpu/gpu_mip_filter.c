@@ -15,10 +15,18 @@
  * kiln__gpu_mip_filter_record (gpu_mip.h) records the same passes into a caller's command buffer and
  * leaves the quantised levels on the device for gpu_mip_encode.c (kiln_encode_mips, issue 5).
  *
- * Not here (the caller falls back to the CPU under strategy AUTO): alpha-coverage scaling, 16-bit
- * images, R8/RG8/RGBA16 outputs (mip.c decides before calling), and strategies other than AUTO and
- * per-level (the tiled strategies are box-only designs). */
+ * Alpha coverage (helper alphacov): the chain of every level stays on the device (MIPF_CHAIN_ALL),
+ * gpu_mip_alpha.c counts it and patches the scaled alpha into the outputs before the download.
+ *
+ * 16-bit images arrive decoded (RGBA32F, the CPU decoder's floats); kiln__gpu_mip16_filter_record (at the
+ * end, helper mip16b) takes the base decoded on the device and, for 16-bit normal maps, reads it as
+ * n = 2v - 1 and writes 0.5 n + 0.5 as for 8-bit ones (MIPF_NORMAL_UNORM).
+ *
+ * Not here (the caller falls back to the CPU under strategy AUTO): R8/RG8 outputs (mip.c decides before
+ * calling), and strategies other than AUTO and per-level (the tiled strategies are box-only designs). */
 #include "gpu/gpu_mip.h"
+#include "gpu/gpu_mip16.h"
+#include "gpu/gpu_mip_alpha_vk.h"
 #include "image/color.h"
 #include "mip/mip.h"
 
@@ -115,13 +123,44 @@ static void mf_copy_out(void *user, size_t begin, size_t end, uint32_t worker)
 
 /* ---- alpha coverage (mip.h rule 8; the CPU's run_chain / pass_threshold / base_coverage) ---- */
 
-/* Scales the alpha of output levels 1..L-1 of every image from the downloaded fp32 chain (levels
- * 1..L-1, vec4 per texel, chain_v vec4s per image): the scale is the CPU's kiln__mip_coverage_scale
- * of the same fp32 values with the same target, alpha' = min(1, s * clamp(a, 0, 1)) quantised as the
- * CPU's sinks do; colour is not touched (the post-pass changes alpha only). */
-static kiln_status apply_coverage(kiln_context *ctx, const kiln__gpu_mip_job *job, const float *chain,
-                                  const uint32_t *table, const uint32_t *w, const uint32_t *h, uint32_t L,
-                                  uint32_t chain_v)
+/* Describes output levels 1..L-1 of every image for gpu_mip_alpha.c (helper alphacov): the fp32 chain
+ * (MIPF_CHAIN_ALL: every level kept) is counted on the device, the scale is the CPU's
+ * kiln__mip_coverage_scale decision with the same target, and alpha' = min(1, s * clamp(a, 0, 1)) is
+ * written into the quantised outputs as the CPU's sinks store it; colour is not touched. */
+static kiln_status coverage_setup(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, const uint32_t *table,
+                                  const uint32_t *w, const uint32_t *h, uint32_t L, uint64_t chain_v, uint64_t out_w,
+                                  VkBuffer chain, VkBuffer out, kiln__gpu_mip_alpha *a)
+{
+    const float ref = job->alpha_coverage_ref;
+    const kiln_image *b0 = &job->images[0];
+    const uint64_t n0 = (uint64_t)b0->width * b0->height;
+    KILN_TRY(kiln__gpu_mip_alpha_init(ctx, gpu, a, job->count * (L - 1)));
+    a->thr = kiln__mip_alpha_pass_threshold(job->out_kind, ref);
+    a->mode = job->out_kind == 1   ? KILN_GPU_MIP_ALPHA_PATCH_U8
+              : job->out_kind == 3 ? KILN_GPU_MIP_ALPHA_PATCH_F16
+                                   : KILN_GPU_MIP_ALPHA_PATCH_F32; /* F32: the output's alpha is the chain's */
+    a->chain = chain;
+    a->out = out;
+    for (uint32_t z = 0; z < job->count; z++) {
+        uint64_t cov0 = 0;
+        KILN_TRY(kiln__gpu_mip_alpha_base_coverage(ctx, &job->images[z], ref, &cov0));
+        for (uint32_t m = 1; m < L; m++) {
+            kiln__gpu_mip_alpha_pair *q = &a->pairs[(size_t)z * (L - 1) + m - 1];
+            q->n = w[m] * h[m];
+            q->chain_vec4 = (uint64_t)z * chain_v + table[P_LEVEL + 4 * m + 2];
+            q->out_word = (uint64_t)z * out_w + table[P_LEVEL + 4 * m + 3];
+            q->target = (2 * cov0 * q->n + n0) / (2 * n0); /* round(cov0 * n / n0) */
+        }
+    }
+    return kiln__gpu_mip_alpha_prepare(ctx, a);
+}
+
+/* KILN_GPU_MIP_ALPHA_HOST=1 (bench and testing aid, helper alphacov): the former route, kept to measure
+ * against: the fp32 chain downloaded and every level's alpha scaled on one host thread with the CPU's
+ * kiln__mip_coverage_scale (the same bytes). */
+static kiln_status apply_coverage_host(kiln_context *ctx, const kiln__gpu_mip_job *job, const float *chain,
+                                       const uint32_t *table, const uint32_t *w, const uint32_t *h, uint32_t L,
+                                       uint64_t chain_v)
 {
     const float ref = job->alpha_coverage_ref;
     const kiln_image *b0 = &job->images[0];
@@ -130,8 +169,7 @@ static kiln_status apply_coverage(kiln_context *ctx, const kiln__gpu_mip_job *jo
     if (!scratch) return KILN_ERR_OUT_OF_MEMORY;
     const float thr = kiln__mip_alpha_pass_threshold(job->out_kind, ref);
     for (uint32_t z = 0; z < job->count; z++) {
-        const kiln_image *img = &job->images[z];
-        const size_t cov0 = kiln__mip_base_coverage(img, ref);
+        const size_t cov0 = kiln__mip_base_coverage(&job->images[z], ref);
         for (uint32_t m = 1; m < L; m++) {
             size_t n = (size_t)w[m] * h[m];
             const float *lv = chain + ((size_t)z * chain_v + table[P_LEVEL + 4 * m + 2]) * 4;
@@ -176,9 +214,14 @@ typedef struct mf_res {
     uint64_t out_w, chain_v;
     int cov;
     kiln_vk_io prm, in, out, lut, tio;
-    kiln_vk_io chain; /* an output (read back) only with alpha coverage */
+    kiln_vk_io chain; /* device memory only (chain.dev) */
     kiln_vk_buffer inter;
     const kiln_vk_pipeline *pipe;
+    /* 16-bit sources (helper mip16b, kiln__gpu_mip16_filter_record): the base written on the device by fill
+     * (no host copy, no upload); unorm16: the F32 base is a decoded unorm image (MIPF_NORMAL_UNORM for normal maps) */
+    kiln__gpu_mip_fill_fn fill;
+    void *fill_user;
+    int unorm16;
 } mf_res;
 
 static void mf_res_free(mf_res *r)
@@ -190,8 +233,7 @@ static void mf_res_free(mf_res *r)
         kiln_vk_io_destroy(gpu, &r->out);
         kiln_vk_io_destroy(gpu, &r->lut);
         kiln_vk_io_destroy(gpu, &r->tio);
-        if (r->cov) kiln_vk_io_destroy(gpu, &r->chain);
-        else kiln_vk_buffer_destroy(gpu, &r->chain.dev);
+        kiln_vk_buffer_destroy(gpu, &r->chain.dev);
         kiln_vk_buffer_destroy(gpu, &r->inter);
     }
     free(r->taps);
@@ -232,7 +274,7 @@ static kiln_status mf_prepare(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_
                      (job->filter != KILN_MIP_FILTER_BOX ? MIPF_EPS : 0);
     if (job->normal_map) {
         flags |= MIPF_NORMAL;
-        if (!in_f32) flags |= MIPF_NORMAL_UNORM;
+        if (!in_f32 || r->unorm16) flags |= MIPF_NORMAL_UNORM;
         if (b0->channels < 3) flags |= MIPF_RECON_Z;
     }
     const uint32_t wpt = job->out_kind == 4 ? 4 : job->out_kind == 3 ? 2 : 1;
@@ -332,20 +374,22 @@ static kiln_status mf_prepare(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_
     float *l = kiln_vk_io_map(&r->lut);
     kiln__gpu_mip_lut(l, (flags & MIPF_DECODE_SRGB) != 0);
     KILN_TRY(io_flush(ctx, gpu, &r->lut));
-    KILN_TRY(kiln_vk_io_create(ctx, gpu, in_bytes, 0, &r->in));
-    uint8_t *p = kiln_vk_io_map(&r->in);
+    if (r->fill) /* 16-bit base made on the device (mip16b) */
+        KILN_TRY(kiln_vk_buffer_create(ctx, gpu, in_bytes, KILN_VK_MEM_DEVICE, &r->in.dev));
+    else
+        KILN_TRY(kiln_vk_io_create(ctx, gpu, in_bytes, 0, &r->in));
+    uint8_t *p = r->fill ? NULL : kiln_vk_io_map(&r->in);
     size_t img_bytes = (size_t)b0->width * b0->height * texel_bytes;
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = 0; i < count && !r->fill; i++) {
         mf_rows_job cj = {p + i * img_bytes, job->images[i].pixels, img_bytes / b0->height};
         KILN_TRY(kiln__parallel_for(ctx, b0->height, 64, mf_copy_rows, &cj)); /* the base into mapped memory */
     }
-    KILN_TRY(io_flush(ctx, gpu, &r->in));
+    if (!r->fill) KILN_TRY(io_flush(ctx, gpu, &r->in));
     if (device_out) /* read in place by later passes, never downloaded: no staging buffer */
         KILN_TRY(kiln_vk_buffer_create(ctx, gpu, out_bytes ? out_bytes : 16, KILN_VK_MEM_DEVICE, &r->out.dev));
     else
         KILN_TRY(kiln_vk_io_create(ctx, gpu, out_bytes ? out_bytes : 16, 1, &r->out));
-    if (r->cov) KILN_TRY(kiln_vk_io_create(ctx, gpu, chain_bytes ? chain_bytes : 16, 1, &r->chain));
-    else KILN_TRY(kiln_vk_buffer_create(ctx, gpu, chain_bytes ? chain_bytes : 16, KILN_VK_MEM_DEVICE, &r->chain.dev));
+    KILN_TRY(kiln_vk_buffer_create(ctx, gpu, chain_bytes ? chain_bytes : 16, KILN_VK_MEM_DEVICE, &r->chain.dev));
     KILN_TRY(kiln_vk_buffer_create(ctx, gpu, inter_bytes ? inter_bytes : 16, KILN_VK_MEM_DEVICE, &r->inter));
     kiln_vk_pipeline_desc d = {.shader = "mip_filter", .local_size = MF_LOCAL, .nbindings = MF_BINDINGS,
                                .push_size = sizeof(mf_push), .subgroup_size = job->subgroup_size};
@@ -359,9 +403,13 @@ static kiln_status mf_record(kiln_context *ctx, kiln_vk_cmd *cmd, mf_res *r, int
     kiln_vk_cmd_upload(cmd, &r->prm, 0);
     kiln_vk_cmd_upload(cmd, &r->tio, 0);
     kiln_vk_cmd_upload(cmd, &r->lut, 0);
-    kiln_vk_cmd_upload(cmd, &r->in, 0);
+    if (!r->fill) kiln_vk_cmd_upload(cmd, &r->in, 0);
     if (timed) kiln_vk_cmd_timestamp(cmd, 0);
     if (qp) vkCmdWriteTimestamp(cmd->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 0);
+    if (r->fill) { /* the 16-bit base decoded on the device (mip16b; inside the timed section, as gpu_mip.c) */
+        KILN_TRY(r->fill(ctx, cmd, r->in.dev.buffer, r->fill_user));
+        kiln_vk_cmd_barrier(cmd);
+    }
     kiln_vk_binding b[MF_BINDINGS] = {{.buffer = r->prm.dev.buffer}, {.buffer = r->in.dev.buffer},
                                       {.buffer = r->chain.dev.buffer}, {.buffer = r->out.dev.buffer},
                                       {.buffer = r->lut.dev.buffer}, {.buffer = r->tio.dev.buffer},
@@ -387,13 +435,41 @@ kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
     kiln_status st = mf_prepare(ctx, gpu, job, 1, 0, &r);
     kiln_vk_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
-    double ms = 0.0;
-    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 2 * (L - 1) + 1, &cmd);
+    kiln__gpu_mip_alpha cov;
+    memset(&cov, 0, sizeof cov);
+    double ms = 0.0, cov_ms = 0.0;
+    const char *hv = getenv("KILN_GPU_MIP_ALPHA_HOST");
+    const int host_cov = r.cov && hv && hv[0] == '1'; /* the former host route (bench aid) */
+    kiln_vk_buffer chain_dl = {0};
+    if (st == KILN_OK && host_cov)
+        st = kiln_vk_buffer_create(ctx, gpu, r.chain_v ? r.chain_v * 16 * count : 16, KILN_VK_MEM_DOWNLOAD, &chain_dl);
+    /* alpha coverage (helper alphacov): the chain stays on the device; gpu_mip_alpha.c counts it, the host
+     * picks the scales and a pass writes the scaled alpha into the outputs before they are downloaded */
+    if (st == KILN_OK && r.cov && !host_cov)
+        st = coverage_setup(ctx, gpu, job, r.table, r.w, r.h, L, r.chain_v, r.out_w, r.chain.dev.buffer, r.out.dev.buffer,
+                            &cov);
+    if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, 2 * (L - 1) + 1 + (r.cov ? KILN_GPU_MIP_ALPHA_DISPATCHES : 0u), &cmd);
     if (st == KILN_OK) {
         st = mf_record(ctx, &cmd, &r, 1, VK_NULL_HANDLE);
-        kiln_vk_cmd_download(&cmd, &r.out, 0);
-        if (r.cov) kiln_vk_cmd_download(&cmd, &r.chain, 0);
-        if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
+        if (st == KILN_OK && host_cov) {
+            VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                                  .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT};
+            vkCmdPipelineBarrier(cmd.cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                                 NULL, 0, NULL);
+            VkBufferCopy region = {0, 0, chain_dl.size};
+            vkCmdCopyBuffer(cmd.cb, r.chain.dev.buffer, chain_dl.buffer, 1, &region);
+            VkMemoryBarrier hb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                                  .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+            vkCmdPipelineBarrier(cmd.cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0,
+                                 NULL);
+        } else if (st == KILN_OK && r.cov) {
+            /* submits the mip pass (its timed section: ms) with the first counting pass */
+            double t = 0.0;
+            st = kiln__gpu_mip_alpha_run(ctx, &cov, &cmd, 0, &t);
+            ms = t;
+        }
+        if (st == KILN_OK) kiln_vk_cmd_download(&cmd, &r.out, 0);
+        if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, r.cov && !host_cov ? &cov_ms : &ms);
     }
     kiln_vk_cmd_free(&cmd);
     if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, r.out.direct ? &r.out.dev : &r.out.staging);
@@ -402,17 +478,24 @@ kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__g
                          .out_words = (uint32_t)r.out_w, .bpt = job->out_kind == 1 ? 4 : job->out_kind == 3 ? 8 : 16};
         st = kiln__parallel_for(ctx, (size_t)count * (L - 1), 1, mf_copy_out, &c);
     }
-    if (st == KILN_OK && r.cov) {
-        st = kiln_vk_buffer_invalidate(ctx, gpu, r.chain.direct ? &r.chain.dev : &r.chain.staging);
-        if (st == KILN_OK)
-            st = apply_coverage(ctx, job, kiln_vk_io_map(&r.chain), r.table, r.w, r.h, L, (uint32_t)r.chain_v);
+    if (st == KILN_OK && host_cov) {
+        st = kiln_vk_buffer_invalidate(ctx, gpu, &chain_dl);
+        if (st == KILN_OK) st = apply_coverage_host(ctx, job, chain_dl.mapped, r.table, r.w, r.h, L, r.chain_v);
     }
-    if (st == KILN_OK && ctx->params.verbose)
-        fprintf(stderr, "kiln: mipmaps on %s, %s filter%s%s: %u dispatches, %.3f ms kernel time\n",
-                gpu->props.deviceName, filter_name(job->filter), job->normal_map ? " (normal map)" : "",
-                r.cov ? " + alpha coverage (host)" : "", 2 * (L - 1), ms);
+    kiln_vk_buffer_destroy(gpu, &chain_dl);
+    if (st == KILN_OK && ctx->params.verbose) {
+        char covmsg[128] = "";
+        if (host_cov) snprintf(covmsg, sizeof covmsg, " + alpha coverage on the host (KILN_GPU_MIP_ALPHA_HOST=1)");
+        else if (r.cov)
+            snprintf(covmsg, sizeof covmsg, " + alpha coverage on the device (%u of %u levels by histogram)", cov.hist_levels,
+                     cov.npairs);
+        fprintf(stderr, "kiln: mipmaps on %s, %s filter%s%s: %u dispatches, %.3f ms%s\n", gpu->props.deviceName,
+                filter_name(job->filter), job->normal_map ? " (normal map)" : "", covmsg, 2 * (L - 1), ms,
+                r.cov && !host_cov ? " (mip kernel time + counting passes, wall)" : " kernel time");
+    }
+    kiln__gpu_mip_alpha_free(&cov);
     mf_res_free(&r);
-    if (st == KILN_OK) ctx->last_gpu_ms = ms;
+    if (st == KILN_OK) ctx->last_gpu_ms = ms + cov_ms;
     return st;
 }
 
@@ -443,5 +526,37 @@ kiln_status kiln__gpu_mip_filter_record(kiln_context *ctx, kiln_gpu *gpu, const 
     for (uint32_t l = 1; l < r->L; l++) dev->off[l] = (VkDeviceSize)r->table[P_LEVEL + 4 * l + 3] * 4;
     dev->dispatches = 2 * (r->L - 1);
     snprintf(dev->what, sizeof dev->what, "%s filter%s", filter_name(job->filter), job->normal_map ? " (normal map)" : "");
+    return KILN_OK;
+}
+
+/* ---- 16-bit sources, device-resident (helper mip16b; gpu_mip16.h) ---- */
+
+kiln_status kiln__gpu_mip16_filter_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job,
+                                          uint32_t align_bytes, kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev,
+                                          kiln__gpu_mip_fill_fn fill, void *user, int unorm16)
+{
+    memset(dev, 0, sizeof *dev);
+    if (!job || !job->images || job->images[0].type != KILN_PIXEL_F32 || job->alpha_coverage_ref > 0.0f)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident 16-bit mipmaps: a decoded base, no alpha coverage");
+    if (align_bytes == 0 || align_bytes % 4 != 0)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmap filters: level alignment %u", align_bytes);
+    mf_res *r = kiln__calloc(ctx, 1, sizeof *r);
+    if (!r) return KILN_ERR_OUT_OF_MEMORY;
+    dev->gpu = gpu;
+    dev->run = r;
+    dev->free_run = mf_res_free_cb;
+    r->fill = fill;
+    r->fill_user = user;
+    r->unorm16 = unorm16 != 0;
+    KILN_TRY(mf_prepare(ctx, gpu, job, align_bytes / 4, 1, r));
+    kiln__gpu_mip_poison(cmd->cb, (VkBuffer[]){r->out.dev.buffer, r->chain.dev.buffer, r->inter.buffer}, 3);
+    KILN_TRY(mf_record(ctx, cmd, r, 0, qp));
+    dev->in = r->in.dev.buffer;
+    dev->out = r->out.dev.buffer;
+    dev->image_stride = r->out_w * 4;
+    for (uint32_t l = 1; l < r->L; l++) dev->off[l] = (VkDeviceSize)r->table[P_LEVEL + 4 * l + 3] * 4;
+    dev->dispatches = 2 * (r->L - 1) + (fill ? 1u : 0u);
+    snprintf(dev->what, sizeof dev->what, "%s filter%s", filter_name(job->filter),
+             job->normal_map ? " (16-bit normal map)" : "");
     return KILN_OK;
 }

@@ -108,6 +108,9 @@ struct kiln_gpu {
      * last run's mip pass and encode passes (kiln__gpu_mip_encode_stats_get) */
     uint64_t mip_enc_count[3];
     double mip_enc_ms[2];
+    /* alpha coverage scaled on the device (gpu_mip_alpha.c): runs, levels, levels decided by histograms
+     * (kiln__gpu_mip_alpha_stats_get) */
+    uint64_t mip_alpha_count[3];
 };
 
 /* Frees gpu->enc_cache (idle by then); called by the device's destruction. */

@@ -296,64 +296,60 @@ static float pick(float lo, float hi)
     return nextafterf(hi, 0.0f);
 }
 
+/* The bucket of hist[0 .. top] (scanned from the top) that holds the k-th largest entry: the first
+ * index i (downwards) with acc + hist[i] >= k, where *acc is the count above i (index 0 when none). */
+uint32_t kiln__mip_hist_select(const uint32_t *hist, uint32_t top, size_t k, size_t *acc_out)
+{
+    size_t acc = 0;
+    uint32_t i = top;
+    for (;; i--) {
+        if (acc + hist[i] >= k) break;
+        acc += hist[i];
+        if (i == 0) break;
+    }
+    *acc_out = acc;
+    return i;
+}
+
 /* k-th largest (1-based) of n non-negative fp32 bit patterns, by two 16-bit histogram passes. */
 static uint32_t kth_largest(const uint32_t *bits, size_t n, size_t k, uint32_t *hist)
 {
     memset(hist, 0, 65536 * sizeof *hist);
     for (size_t i = 0; i < n; i++) hist[bits[i] >> 16]++;
     size_t acc = 0;
-    uint32_t hi = 65535;
-    for (;; hi--) {
-        if (acc + hist[hi] >= k) break;
-        acc += hist[hi];
-        if (hi == 0) break;
-    }
+    uint32_t hi = kiln__mip_hist_select(hist, 65535, k, &acc);
     size_t rank = k - acc; /* rank inside bucket `hi`, from the top */
     memset(hist, 0, 65536 * sizeof *hist);
     for (size_t i = 0; i < n; i++)
         if ((bits[i] >> 16) == hi) hist[bits[i] & 0xffffu]++;
     size_t acc2 = 0;
-    uint32_t lo = 65535;
-    for (;; lo--) {
-        if (acc2 + hist[lo] >= rank) break;
-        acc2 += hist[lo];
-        if (lo == 0) break;
-    }
+    uint32_t lo = kiln__mip_hist_select(hist, 65535, rank, &acc2);
     return hi << 16 | lo;
 }
 
-float kiln__mip_coverage_scale(const float *alpha, size_t stride, size_t n, size_t target, float thr, uint32_t *scratch)
+/* The decisions of kiln__mip_coverage_scale that need only the count of positive (clamped) alphas and
+ * their maximum's bits: 1 with *scale set when they decide, else 0 with *target clamped to positive. */
+int kiln__mip_coverage_early(size_t positive, uint32_t vmax, size_t *target, float thr, float *scale)
 {
-    uint32_t *bits = scratch, *hist = scratch + n;
-    size_t positive = 0;
-    uint32_t vmax = 0;
-    for (size_t i = 0; i < n; i++) {
-        float a = alpha[i * stride];
-        a = a > 0.0f ? (a < 1.0f ? a : 1.0f) : 0.0f; /* NaN -> 0 */
-        bits[i] = fbits(a);
-        if (bits[i]) positive++;
-        if (bits[i] > vmax) vmax = bits[i];
+    if (positive == 0 || !(thr > 0.0f)) { /* nothing can change */
+        *scale = 1.0f;
+        return 1;
     }
-    if (positive == 0 || !(thr > 0.0f)) return 1.0f; /* nothing can change */
-    if (target > positive) target = positive;
-    if (target == 0) {
+    if (*target > positive) *target = positive;
+    if (*target == 0) {
         /* nothing may pass: s < smallest_scale(vmax) */
         float s_hi = smallest_scale(bitsf(vmax), thr);
-        return pick(0.0f, s_hi);
+        *scale = pick(0.0f, s_hi);
+        return 1;
     }
-    uint32_t vk = kth_largest(bits, n, target, hist);
-    size_t count_ge = 0, count_gt = 0;
-    uint32_t below = 0, above = 0xffffffffu;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t b = bits[i];
-        if (b >= vk) count_ge++;
-        if (b > vk) {
-            count_gt++;
-            if (b < above) above = b;
-        } else if (b < vk && b > below) {
-            below = b;
-        }
-    }
+    return 0;
+}
+
+/* The rest, from the target-th largest clamped alpha's bits vk, the counts >= vk and > vk, the largest
+ * bits below vk (0 when none) and the smallest above it (0xffffffff when none). */
+float kiln__mip_coverage_final(size_t target, float thr, uint32_t vk, size_t count_ge, size_t count_gt, uint32_t below,
+                               uint32_t above)
+{
     float s_k = smallest_scale(bitsf(vk), thr);
     /* candidate A: exactly the count_ge texels >= vk pass, for s in [s_k, s_below) */
     float a_lo = s_k, a_hi = below ? smallest_scale(bitsf(below), thr) : INFINITY;
@@ -368,4 +364,34 @@ float kiln__mip_coverage_scale(const float *alpha, size_t stride, size_t n, size
     if (db < da) return pick(b_lo, b_hi);
     if (b_lo <= 1.0f && 1.0f < b_hi) return 1.0f;
     return pick(a_lo, a_hi);
+}
+
+float kiln__mip_coverage_scale(const float *alpha, size_t stride, size_t n, size_t target, float thr, uint32_t *scratch)
+{
+    uint32_t *bits = scratch, *hist = scratch + n;
+    size_t positive = 0;
+    uint32_t vmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        float a = alpha[i * stride];
+        a = a > 0.0f ? (a < 1.0f ? a : 1.0f) : 0.0f; /* NaN -> 0 */
+        bits[i] = fbits(a);
+        if (bits[i]) positive++;
+        if (bits[i] > vmax) vmax = bits[i];
+    }
+    float early;
+    if (kiln__mip_coverage_early(positive, vmax, &target, thr, &early)) return early;
+    uint32_t vk = kth_largest(bits, n, target, hist);
+    size_t count_ge = 0, count_gt = 0;
+    uint32_t below = 0, above = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b = bits[i];
+        if (b >= vk) count_ge++;
+        if (b > vk) {
+            count_gt++;
+            if (b < above) above = b;
+        } else if (b < vk && b > below) {
+            below = b;
+        }
+    }
+    return kiln__mip_coverage_final(target, thr, vk, count_ge, count_gt, below, above);
 }

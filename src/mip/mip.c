@@ -762,8 +762,8 @@ static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image
     const char *why = NULL;
     const int u16 = images[0].type == KILN_PIXEL_U16;
     if (sinks[0].comps != 4) why = "R8 and RG8 outputs are made on the CPU";
-    else if (u16 && (p->normal_map || p->alpha_coverage_ref > 0.0f))
-        why = "16-bit normal maps and 16-bit alpha coverage are filtered on the CPU";
+    else if (u16 && (p->alpha_coverage_ref > 0.0f || (p->normal_map && (sinks[0].kind != SINK_U16 || count != 1))))
+        why = "16-bit alpha coverage and 16-bit normal maps into other outputs are filtered on the CPU";
     else if (u16 && (p->strategy == KILN_MIP_STRATEGY_BLIT || p->strategy == KILN_MIP_STRATEGY_BASELINE))
         why = "16-bit images: not with the blit or baseline strategy";
     else if (u16 && sinks[0].kind == SINK_U16 && count != 1) why = "16-bit outputs of several images are made on the CPU";
@@ -780,9 +780,12 @@ static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image
     uint8_t **dst = kiln__calloc(ctx, (size_t)count * levels, sizeof *dst);
     /* 16-bit images (helper mip16): the GPU filters the float chain of the base decoded by the CPU's own
      * decoder (so decode_srgb = 0: the floats are linear), like a float image */
-    kiln_image *dec = u16 ? kiln__calloc(ctx, count, sizeof *dec) : NULL;
+    /* (helper mip16b) one 16-bit image into 16-bit levels: kiln__gpu_mip16_generate takes the image itself and
+     * decodes it (on the device unless KILN_GPU_MIP16_DEVICE_DECODE=0) */
+    const int raw16 = u16 && sinks[0].kind == SINK_U16 && count == 1;
+    kiln_image *dec = u16 && !raw16 ? kiln__calloc(ctx, count, sizeof *dec) : NULL;
     const int srgb = resolve_srgb(p, &images[0], 0);
-    if (!weighted || !dst || (u16 && !dec)) {
+    if (!weighted || !dst || (u16 && !raw16 && !dec)) {
         free(weighted);
         free(dst);
         free(dec);
@@ -795,10 +798,10 @@ static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image
         resolve_cfg(&cf, p, &images[i], srgb);
         weighted[i] = (uint8_t)cf.weighted;
         for (uint32_t l = 0; l < levels; l++) dst[(size_t)i * levels + l] = sinks[(size_t)i * levels + l].data;
-        if (u16 && r == KILN_OK) r = kiln__mip_decode_f32(ctx, &images[i], srgb, &dec[i]);
+        if (u16 && !raw16 && r == KILN_OK) r = kiln__mip_decode_f32(ctx, &images[i], srgb, &dec[i]);
     }
-    kiln__gpu_mip_job job = {.images = u16 ? dec : images, .count = count, .levels = levels,
-                             .decode_srgb = u16 ? 0 : srgb, .out_srgb = sinks[0].srgb, .out_kind = (int)sinks[0].kind,
+    kiln__gpu_mip_job job = {.images = u16 && !raw16 ? dec : images, .count = count, .levels = levels,
+                             .decode_srgb = u16 && !raw16 ? 0 : srgb, .out_srgb = sinks[0].srgb, .out_kind = (int)sinks[0].kind,
                              .weighted = weighted, .dst = dst, .strategy = (int)p->strategy, .filter = (int)p->filter,
                              .edge = (int)p->edge, .normal_map = p->normal_map != 0,
                              .alpha_coverage_ref = p->alpha_coverage_ref};
@@ -809,7 +812,7 @@ static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image
     } else if (r == KILN_OK) {
         r = kiln__gpu_mip(ctx, &job);
     }
-    for (uint32_t i = 0; u16 && i < count; i++) kiln_image_free(&dec[i]);
+    for (uint32_t i = 0; u16 && !raw16 && i < count; i++) kiln_image_free(&dec[i]);
     free(dec);
     free(weighted);
     free(dst);

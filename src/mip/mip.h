@@ -132,6 +132,15 @@ void kiln__mip_axis_free(kiln__mip_axis *axis);
  * 1 as that count allows. `scratch` holds n + 65536 uint32_t. Deterministic, O(n). */
 float kiln__mip_coverage_scale(const float *alpha, size_t stride, size_t n, size_t target, float threshold,
                                uint32_t *scratch);
+/* Its steps, for callers that count on a device (src/gpu/gpu_mip_alpha.c, helper alphacov): the bucket
+ * of hist[0 .. top] (scanned downwards) holding the k-th largest entry (*acc: the count above it); the
+ * decision from the positive count and the largest clamped alpha's bits alone (1 and *scale when it
+ * decides, else *target clamped to positive); the rest from the target-th largest clamped alpha's bits vk,
+ * the counts >= vk and > vk, the largest bits below vk (0: none) and the smallest above (0xffffffff). */
+uint32_t kiln__mip_hist_select(const uint32_t *hist, uint32_t top, size_t k, size_t *acc);
+int kiln__mip_coverage_early(size_t positive, uint32_t vmax, size_t *target, float threshold, float *scale);
+float kiln__mip_coverage_final(size_t target, float threshold, uint32_t vk, size_t count_ge, size_t count_gt,
+                               uint32_t below, uint32_t above);
 
 /* Exact, faster form of kiln__linear_to_srgb8 (color.h): a table indexed by the float's exponent and
  * top 8 mantissa bits gives the code at the start of the bucket, then at most a step or two over

@@ -650,6 +650,88 @@ static void kiln_high_lanes(void **state)
     high_native(fx, 4);
 }
 
+/* The code variants of the GPU-native high added by helper bc6hreg (KILN_BC6H_HIGH_OPT bits 3-9 of
+ * enc_bc6h_hl.glsl: REFSH, RECOMP, LEAN3, LINE, PAIR3, RANKV, PAIR1; bits 3 and 4 act only with bit 1): the same
+ * bytes as the default (whose quality kiln_high_native checks against the CPU) on odd-sized crops of the four HDR test
+ * images and on the synthetic image, UF16 and SF16 (negated texels), at 8 lanes (the default) and, with all
+ * bits but RECOMP, at 4 and 16 lanes (each against the default at that many lanes; the first image) */
+static void high_opt_variants(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const crop_spec crops[] = {
+        {"hdr/blender_sunset_1024x512.exr", 600, 300, 29, 19},
+        {"hdr/qtcreator_preview_landscape_256x128.hdr", 10, 70, 21, 15},
+        {"hdr/qtcreator_preview_studio_256x128.hdr", 130, 20, 27, 13},
+        {"hdr/blender_city_1024x512.exr", 700, 100, 25, 17},
+        {NULL, 0, 0, 23, 13}, /* synthetic */
+    };
+    /* 8 lanes: each new bit alone (with the default 7), all of them but RECOMP (1007), LINE without bit 1 (88:
+     * bits 3 and 4 ignored); SF16 (each variant is another pipeline, ~3 s to compile on lavapipe): 1007 and 88;
+     * 4 and 16 lanes: 1007. RECOMP (bit 4, "23") only for UF16: on the NVIDIA H200 (2026-11-26) it gave other
+     * bytes for SF16 (4096^2 bench image; UF16 the same), its sums are not guaranteed to compile to the
+     * default's */
+    static const char *opts8[] = {"1007", "88", "15", "23", "39", "71", "135", "263", "519"};
+    static const char *opts_other[] = {"1007"};
+    static const char *lane_list[] = {"8", "4", "16"};
+    unsetenv("KILN_BC6H_GPU_EXACT");
+    unsetenv("KILN_BC6H_HIGH_OPT");
+    setenv("KILN_BC6H_HIGH_DESIGN", "lanes", 1);
+    for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++) {
+        for (int sf = 0; sf < 2; sf++) {
+            kiln_image img = crops[k].file ? load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h)
+                                           : synthetic(fx->cpu, crops[k].w, crops[k].h);
+            const kiln_format fmt = sf ? KILN_FORMAT_BC6H_SFLOAT : KILN_FORMAT_BC6H_UFLOAT;
+            if (sf && crops[k].file)
+                for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
+                    ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
+                    ((float *)img.pixels)[i * 4 + 2] = -((float *)img.pixels)[i * 4 + 2] * 0.25f;
+                }
+            const size_t size = kiln_format_image_size(fmt, img.width, img.height);
+            uint8_t *ref = malloc(size), *g = malloc(size);
+            assert_true(ref && g);
+            kiln_encode_params p;
+            kiln_encode_params_init(&p, fmt, KILN_QUALITY_HIGH);
+            p.gpu_strategy = 0;
+            /* the first image at every lane count, the others at 8 lanes (the default) */
+            for (int l = 0; l < (k == 0 ? 3 : 1); l++) {
+                setenv("KILN_BC6H_HIGH_LANES", lane_list[l], 1);
+                kiln_status st = kiln__gpu_encode(fx->gpu, &img, &p, 0, ref, size);
+                if (st != KILN_OK) fail_msg("default: %s", kiln_last_error(fx->gpu));
+                size_t nz = 0;
+                for (size_t i = 0; i < size; i++) nz += ref[i] != 0;
+                assert_true(nz > 0);
+                const char **opts = l == 0 ? opts8 : opts_other;
+                const int nopts = l == 0 ? (sf ? 2 : (int)(sizeof opts8 / sizeof opts8[0])) : 1;
+                for (int oi = 0; oi < nopts; oi++) {
+                    setenv("KILN_BC6H_HIGH_OPT", opts[oi], 1);
+                    memset(g, 0xA5, size);
+                    st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size);
+                    unsetenv("KILN_BC6H_HIGH_OPT");
+                    if (st != KILN_OK) fail_msg("KILN_BC6H_HIGH_OPT=%s: %s", opts[oi], kiln_last_error(fx->gpu));
+                    size_t diff = 0;
+                    for (size_t i = 0; i < size; i += 16) diff += memcmp(g + i, ref + i, 16) != 0;
+                    if (diff)
+                        fail_msg("%s %s %ux%u, %s lanes, KILN_BC6H_HIGH_OPT=%s: %zu of %zu blocks differ from the default",
+                                 crops[k].file ? crops[k].file : "synthetic", sf ? "SF16" : "UF16", img.width, img.height,
+                                 lane_list[l], opts[oi], diff, size / 16);
+                }
+            }
+            unsetenv("KILN_BC6H_HIGH_LANES");
+            if (k == 0 && !sf) { /* bits above 9: refused */
+                setenv("KILN_BC6H_HIGH_OPT", "1024", 1);
+                assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size), KILN_ERR_INVALID_ARGUMENT);
+                unsetenv("KILN_BC6H_HIGH_OPT");
+            }
+            free(ref);
+            free(g);
+            kiln_image_free(&img);
+        }
+    }
+    unsetenv("KILN_BC6H_HIGH_DESIGN");
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
 static void subgroup_sizes_and_batches(void **state)
 {
     fixture *fx = *state;
@@ -792,8 +874,12 @@ int main(void)
         cmocka_unit_test(kiln_quality_matches_cpu),
         cmocka_unit_test(kiln_high_native),
         cmocka_unit_test(kiln_high_lanes),
+        cmocka_unit_test(high_opt_variants),
         cmocka_unit_test(subgroup_sizes_and_batches),
         cmocka_unit_test(unsupported_and_fallback),
     };
+    /* KILN_TEST_FILTER=pattern: only the matching tests (cmocka's filter; development aid) */
+    const char *filter = getenv("KILN_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, kt_gpu_setup, kt_gpu_teardown);
 }

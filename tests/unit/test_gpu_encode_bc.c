@@ -2,7 +2,8 @@
  * Vulkan device (lavapipe in CI), against the CPU encoders:
  *   - kiln strategy: the same bytes as the CPU encoder, for BC4/BC5 (UNORM, SNORM) and the BC3 alpha
  *     at every quality (max: both designs, also on adversarial blocks), BC1 / BC1a / BC3 at every quality (fast, normal; high and max: the cluster fit
- *     of enc_bc1_cf.comp, also with 8, 32 and 64 invocations per block), including blocks the GPU hands
+ *     of enc_bc1_cf.comp, also with 8, 32 and 64 invocations per block; designs 2 and 3, enc_bc1_cf2.comp and
+ *     enc_bc1_cf3.comp with each of its code variants: bc1_cf_designs_identical, bc1_cf3_variants_identical), including blocks the GPU hands
  *     back to the CPU (flat and near-flat, punch-through, cut-out), on crops of the test images, random
  *     texels, near-flat blocks, odd sizes (1x1, 3x5, 13x7), 16-bit and float sources, small batches,
  *     and every subgroup size the device can require; with dithering too (dither_identical);
@@ -456,6 +457,7 @@ static void bc1_bc3_high_max_identical(void **state)
      * same bytes */
     static const char *lanes[] = {"8", "32", "64"};
     for (int l = 0; l < 3; l++) {
+        setenv("KILN_GPU_CF_DESIGN", l == 1 ? "2" : "1", 1); /* the designs that split a block (3 does not) */
         setenv("KILN_GPU_CF_LANES", lanes[l], 1);
         for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++)
             for (int i = 0; i < 3 && i < fx->nimg; i++) {
@@ -466,6 +468,7 @@ static void bc1_bc3_high_max_identical(void **state)
                 if (st != KILN_OK) fail_msg("%s lanes %s: %s", fx->name[i], lanes[l], kiln_last_error(fx->gpu));
             }
         unsetenv("KILN_GPU_CF_LANES");
+        unsetenv("KILN_GPU_CF_DESIGN");
     }
     setenv("KILN_GPU_CF_LANES", "12", 1);
     kiln_encode_params ep;
@@ -479,11 +482,11 @@ static void bc1_bc3_high_max_identical(void **state)
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
-/* The cluster-fit designs (KILN_GPU_CF_DESIGN=1, the default: enc_bc1_cf.comp, refinement on one
- * invocation per candidate; 2: enc_bc1_cf2.comp, setup and refinement split over the block's
- * invocations) give the CPU's bytes for BC1 / BC1a / BC3 at high and max, on odd-sized real crops
- * (many blocks take every refinement round), with perceptual weights, cut-out alpha and every lane
- * count; an unknown design is refused. */
+/* The cluster-fit designs (KILN_GPU_CF_DESIGN=1: enc_bc1_cf.comp, refinement on one invocation per
+ * candidate; 2: enc_bc1_cf2.comp, setup and refinement split over the block's invocations; 3:
+ * enc_bc1_cf3.comp, one invocation per block, here on the whole grassB image only) give the CPU's bytes
+ * for BC1 / BC1a / BC3 at high and max, on odd-sized real crops (many blocks take every refinement
+ * round), with perceptual weights, cut-out alpha and every lane count; an unknown design is refused. */
 static void bc1_cf_designs_identical(void **state)
 {
     fixture *fx = *state;
@@ -537,17 +540,20 @@ static void bc1_cf_designs_identical(void **state)
      * other bytes here while every crop above matched; lavapipe matches): the first differing block */
     kiln_image big;
     if (kiln_image_load(fx->cpu, kt_testdata("ldr/stk_generic_grassB_1024.png"), &big) == KILN_OK) {
-        for (int design = 1; design <= 2; design++) {
-            setenv("KILN_GPU_CF_DESIGN", design == 1 ? "1" : "2", 1);
+        for (int design = 1; design <= 3; design++) {
+            char dn[8], what[40];
+            snprintf(dn, sizeof dn, "%d", design);
+            snprintf(what, sizeof what, "grassB 1024 design %d", design);
+            setenv("KILN_GPU_CF_DESIGN", dn, 1);
             kiln_encode_params ep;
             kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_MAX);
-            kiln_status st = compare(fx, &big, design == 1 ? "grassB 1024 design 1" : "grassB 1024 design 2", &ep, 0);
+            kiln_status st = compare(fx, &big, what, &ep, 0);
             unsetenv("KILN_GPU_CF_DESIGN");
             if (st != KILN_OK) fail_msg("grassB design %d: %s", design, kiln_last_error(fx->gpu));
         }
         kiln_image_free(&big);
     }
-    setenv("KILN_GPU_CF_DESIGN", "3", 1);
+    setenv("KILN_GPU_CF_DESIGN", "4", 1);
     kiln_encode_params ep;
     kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_MAX);
     size_t size = kiln_format_image_size(ep.format, fx->img[0].width, fx->img[0].height);
@@ -556,6 +562,102 @@ static void bc1_cf_designs_identical(void **state)
     assert_int_equal(kiln__gpu_encode(fx->gpu, &fx->img[0], &ep, 0, d, size), KILN_ERR_INVALID_ARGUMENT);
     unsetenv("KILN_GPU_CF_DESIGN");
     free(d);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* Cluster-fit design 3 (KILN_GPU_CF_DESIGN=3: enc_bc1_cf3.comp, one invocation per block) and each of its
+ * code variants (KILN_GPU_CF_OPT bits: plain products, P3(i) hoisted, search loops the driver may unroll,
+ * the exact early exits after one / two channels, one prefix-sum table, min / max clamps)
+ * give the CPU's bytes for BC1 / BC1a / BC3 at high and max: real crops (perceptual on BC1a, cut-out on
+ * BC3 max), adversarial blocks (flat, two values, extremes, clusters, outliers per channel), tied
+ * two- and three-colour blocks, near-flat and 16-bit sources; the GPU must encode most blocks itself;
+ * an out-of-range variant is refused. */
+static void bc1_cf3_variants_identical(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM};
+    static const struct { const char *path; uint32_t x, y, w, h; } crops[] = {
+        {"ldr/stktex_generic_WoodB_1024.png", 301, 517, 83, 45},
+        {"ldr/stk_generic_grassB_1024.png", 611, 250, 58, 41},
+    };
+    kiln_image img[5];
+    const char *name[5];
+    int n = 0;
+    for (size_t i = 0; i < sizeof crops / sizeof crops[0]; i++) {
+        kiln_image src;
+        if (kiln_image_load(fx->cpu, kt_testdata(crops[i].path), &src) != KILN_OK) {
+            print_message("note: cannot load %s: %s\n", crops[i].path, kiln_last_error(fx->cpu));
+            continue;
+        }
+        crop(&src, crops[i].x, crops[i].y, crops[i].w, crops[i].h, &img[n]);
+        name[n++] = crops[i].path;
+        kiln_image_free(&src);
+    }
+    const int nc = n; /* the real crops */
+    kt_rng rng;
+    kt_rng_seed(&rng, 11);
+    adversarial_image(&rng, 48, 36, &img[n]);
+    name[n++] = "adversarial 48x36";
+    assert_int_equal(kiln_image_alloc(NULL, &img[n], 32, 32, KILN_PIXEL_U8), KILN_OK);
+    img[n].channels = 4;
+    for (uint32_t y = 0; y < 32; y++)
+        for (uint32_t x = 0; x < 32; x++) { /* two or three colours per block: tied partitions */
+            uint8_t *t = (uint8_t *)img[n].pixels + ((size_t)y * 32 + x) * 4;
+            uint32_t blk = (y / 4) * 8 + x / 4, r = kt_rng_u32(&rng), pick = r % (blk % 2 ? 3u : 2u);
+            for (int c = 0; c < 3; c++) t[c] = (uint8_t)((blk * 41u + pick * (61u + 17u * (uint32_t)c) + (blk % 7) * (uint32_t)c) & 255u);
+            t[3] = 255;
+        }
+    name[n++] = "two or three colours 32x32";
+    random_image(&rng, 20, 16, 1, &img[n]);
+    name[n++] = "near-flat 20x16";
+    static const uint32_t opts[] = {0, 1, 2, 4, 7, 8, 9, 15, 24, 25, 31, 32, 33, 39, 47, 63, 64, 103, 127};
+    for (size_t oi = 0; oi < sizeof opts / sizeof opts[0]; oi++) {
+        const uint32_t opt = opts[oi];
+        char o[8];
+        snprintf(o, sizeof o, "%u", opt);
+        setenv("KILN_GPU_CF_DESIGN", "3", 1);
+        setenv("KILN_GPU_CF_OPT", o, 1);
+        for (int i = 0; i < n; i++)
+            for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+                for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++) {
+                    /* lavapipe time: high only for some variants; the 16-bit source on the even ones */
+                    if (q == KILN_QUALITY_HIGH && opt != 0 && opt != 7 && opt != 8 && opt != 25 && opt != 31 && opt != 33 && opt != 63 && opt != 127) continue;
+                    kiln_encode_params ep;
+                    kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
+                    ep.perceptual = (int)(k & 1) ^ (int)(opt & 1);
+                    if (k == 2 && q == KILN_QUALITY_MAX) ep.alpha_cutout = 1, ep.alpha_threshold = 128;
+                    kiln_status st = compare(fx, &img[i], name[i], &ep, 0);
+                    if (st != KILN_OK) fail_msg("%s design 3 opt %u: %s", name[i], opt, kiln_last_error(fx->gpu));
+                    if (i < nc || i == nc + 1) { /* real crops and the tie blocks: the GPU's own work */
+                        double own = gpu_own_fraction(fx, &img[i], &ep);
+                        if (!(own >= 0.5)) fail_msg("%s design 3 opt %u: only %.3f of the blocks from the GPU", name[i], opt, own);
+                    }
+                }
+        /* a 16-bit source (float texels in shared memory instead of packed 8-bit words) */
+        if (opt & 1) continue;
+        kiln_image wide;
+        assert_int_equal(kiln_image_alloc(NULL, &wide, img[0].width, img[0].height, KILN_PIXEL_U16), KILN_OK);
+        wide.channels = 4;
+        for (size_t t = 0; t < (size_t)img[0].width * img[0].height * 4; t++)
+            ((uint16_t *)wide.pixels)[t] = (uint16_t)(((const uint8_t *)img[0].pixels)[t] * 257u + (t * 7919u) % 200u);
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_MAX);
+        kiln_status st = compare(fx, &wide, "16-bit", &ep, 0);
+        if (st != KILN_OK) fail_msg("16-bit design 3 opt %u: %s", opt, kiln_last_error(fx->gpu));
+        kiln_image_free(&wide);
+    }
+    setenv("KILN_GPU_CF_OPT", "128", 1);
+    kiln_encode_params ep;
+    kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_MAX);
+    size_t size = kiln_format_image_size(ep.format, img[0].width, img[0].height);
+    uint8_t *d = malloc(size);
+    assert_non_null(d);
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img[0], &ep, 0, d, size), KILN_ERR_INVALID_ARGUMENT);
+    free(d);
+    unsetenv("KILN_GPU_CF_OPT");
+    unsetenv("KILN_GPU_CF_DESIGN");
+    for (int i = 0; i < n; i++) kiln_image_free(&img[i]);
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
@@ -842,6 +944,7 @@ int main(void)
         cmocka_unit_test(bc1_testdata_gpu_finishes),
         cmocka_unit_test(bc1_bc3_high_max_identical),
         cmocka_unit_test(bc1_cf_designs_identical),
+        cmocka_unit_test(bc1_cf3_variants_identical),
         cmocka_unit_test(wide_sources_identical),
         cmocka_unit_test(batches_and_subgroup_sizes),
         cmocka_unit_test(seed_strategy_psnr),

@@ -368,6 +368,58 @@ static void lane_counts(void **state)
     assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
 }
 
+/* The search variants of helper etc2max (KILN_GPU_ETC2_TH_FLAT / _FASTPIX / _CHECK / _CACHE / _PACKED; the other tests run
+ * the library's defaults): the CPU's bytes at high and max, RGB and A1, perceptual or not, on real crops (a logo with many
+ * T / H blocks, rock) and blocks built for T / H (two / three clusters, saturated clusters whose palettes clamp, near-grey
+ * pairs) - both values of every on / off knob, and CHECK 2, 4, 16, workgroup sizes 32, 64, 128 (KILN_GPU_ETC2_TH_WG), shared memory on / off (_SMEM), in a few pipelines (each costs lavapipe seconds to compile). */
+static void search_variants(void **state)
+{
+    kt_gpu_fixture *fx = *state;
+    if (!fx->gpu) skip();
+    if (unsupported(fx)) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 4242);
+    th_image ims[3];
+    synth(&rng, 28, 24, "synthetic 28x24", &ims[0]);
+    load_crop(fx, "ldr/stkflag_TCPLogo_a_1024x512_rgba.png", 360, 184, 32, 20, &ims[1]);
+    load_crop(fx, "ldr/stk_generic_rock_a_512.png", 300, 20, 16, 12, &ims[2]);
+    /* flat, fastpix, check, cache, packed, workgroup size, shared memory */
+    static const char *cfg[][7] = {{"0", "0", "4", "1", "1", "64", "1"}, {"1", "1", "16", "1", "0", "128", "0"},
+                                   {"0", "1", "2", "1", "0", "32", "0"}};
+    static const char *names[7] = {"KILN_GPU_ETC2_TH_FLAT",   "KILN_GPU_ETC2_TH_FASTPIX", "KILN_GPU_ETC2_TH_CHECK", "KILN_GPU_ETC2_TH_CACHE",
+                                   "KILN_GPU_ETC2_TH_PACKED", "KILN_GPU_ETC2_TH_WG",      "KILN_GPU_ETC2_TH_SMEM"};
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        for (int k = 0; k < 7; k++) setenv(names[k], cfg[c][k], 1);
+        uint32_t improved = 0;
+        g_ms = 0.0;
+        /* shared memory is slow on lavapipe (~100x): that configuration runs the T/H-built image at max only */
+        const int smem = cfg[c][6][0] == '1';
+        for (int q = smem ? KILN_QUALITY_MAX : KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++)
+            for (int a1 = 0; a1 < 2; a1++)
+                for (int i = 0; i < (smem ? 1 : 3); i++)
+                    improved += compare(fx, &ims[i], q, (i + a1 + q) & 1, a1, a1 && i == 1 ? 200 : 128, 0, 0);
+        printf("flat %s fastpix %s check %s cache %s packed %s wg %s smem %s: blocks improved by T/H %u (kernel %.1f ms)\n",
+               cfg[c][0], cfg[c][1], cfg[c][2], cfg[c][3], cfg[c][4], cfg[c][5], cfg[c][6], improved, g_ms);
+        assert_true(improved > 0);
+    }
+    for (int k = 0; k < 7; k++) unsetenv(names[k]);
+    /* bad settings fail with a message naming the knob */
+    kiln_encode_params params;
+    kiln_encode_params_init(&params, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_MAX);
+    kiln_etc2_gpu_block blk;
+    memset(&blk, 0, sizeof blk);
+    double ms;
+    static const char *bad[7] = {"2", "x", "3", "-1", "10", "48", "5"};
+    for (int k = 0; k < 7; k++) {
+        setenv(names[k], bad[k], 1);
+        assert_int_equal(kiln__gpu_etc2_th(fx->gpu, ims[0].px, 4, 4, &params, 0, 0, &blk, &ms), KILN_ERR_INVALID_ARGUMENT);
+        assert_non_null(strstr(kiln_last_error(fx->gpu), names[k]));
+        unsetenv(names[k]);
+    }
+    for (int i = 0; i < 3; i++) free(ims[i].px);
+    assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +427,8 @@ int main(void)
         cmocka_unit_test(a1_every_quality),
         cmocka_unit_test(subgroup_sizes),
         cmocka_unit_test(lane_counts),
+        cmocka_unit_test(search_variants),
     };
+    if (getenv("KILN_TEST_FILTER")) cmocka_set_test_filter(getenv("KILN_TEST_FILTER"));
     return cmocka_run_group_tests(tests, kt_gpu_setup, kt_gpu_teardown);
 }

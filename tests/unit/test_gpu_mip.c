@@ -459,6 +459,47 @@ static void single_pass_same_bytes(void **state)
         }
     }
 }
+
+/* The fast single pass's counters (mip_sp.comp: the last-arriving workgroup of a texture, or of a tile with
+ * KILN_GPU_MIP_SP_CHAIN=1, resets its counter) are zeroed only when the buffer is new: KILN_GPU_MIP_RESUBMIT=1
+ * (testing aid in gpu_mip.c, helper mip16b) submits the same run a second time on the same buffers, output
+ * filled with 0xAB, counters left as the first run left them. Both runs' levels equal the CPU's, for a single
+ * image (odd stages + tail; one workgroup for the whole chain), a batch, and the chained mode. */
+static void single_pass_resubmit(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 32);
+    static const uint32_t ss[][4] = {{255, 129, 1, 0}, {45, 33, 1, 0}, {96, 40, 5, 0}, {384, 200, 2, 1}};
+    for (size_t si = 0; si < sizeof ss / sizeof ss[0]; si++) {
+        const uint32_t W = ss[si][0], H = ss[si][1], count = ss[si][2], L = kiln_mip_level_count(W, H);
+        kiln_image imgs[5];
+        for (uint32_t k = 0; k < count; k++) make_image(&rng, MODE_SRGB_ALPHA, W, H, &imgs[k]);
+        kiln_image *refs = make_refs(fx, imgs, count);
+        if (ss[si][3]) setenv("KILN_GPU_MIP_SP_CHAIN", "1", 1);
+        for (int again = 0; again < 2; again++) {
+            if (again) setenv("KILN_GPU_MIP_RESUBMIT", "1", 1);
+            size_t n = 0, off = 0;
+            uint8_t *f = run_levels(fx, imgs, count, MODE_SRGB_ALPHA, KILN_MIP_STRATEGY_SINGLE_PASS, NULL, &n);
+            unsetenv("KILN_GPU_MIP_RESUBMIT");
+            for (uint32_t i = 0; i < count; i++)
+                for (uint32_t l = 1; l < L; l++) {
+                    const kiln_image *ref = &refs[(size_t)i * L + l];
+                    const size_t bytes = (size_t)ref->width * ref->height * 4;
+                    if (memcmp(ref->pixels, f + off, bytes) != 0)
+                        fail_msg("%ux%u x%u chain %u, %s run: image %u level %u differs from the CPU reference", W, H,
+                                 count, ss[si][3], again ? "second" : "first", i, l);
+                    off += bytes;
+                }
+            assert_int_equal(off, n);
+            free(f);
+        }
+        unsetenv("KILN_GPU_MIP_SP_CHAIN");
+        free_refs(refs, imgs, count);
+        for (uint32_t k = 0; k < count; k++) kiln_image_free(&imgs[k]);
+    }
+}
 #endif
 
 /* blit: where the blit is the exact box (opaque, every level even: powers of two, also as a batch of
@@ -539,6 +580,7 @@ int main(void)
         cmocka_unit_test(public_api),
         cmocka_unit_test(fast_path_same_bytes),
         cmocka_unit_test(single_pass_same_bytes),
+        cmocka_unit_test(single_pass_resubmit),
 #endif
         cmocka_unit_test(validation_layer_ran),
     };

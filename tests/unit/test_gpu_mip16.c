@@ -13,6 +13,13 @@
  *    context's kiln__gpu_mip_encode_stats count the run and its levels), KILN_GPU_MIP_POISON=1 on some;
  *  - encode_mips_u16_device_decode: the base decoded on the device (mip16dev, mip16_decode.comp) gives the
  *    bytes of the host decode (KILN_GPU_MIP16_DEVICE_DECODE=0) and the CPU; =2 (wrong tables) changes them;
+ *  - generate_u16_normal_device_decode (mip16b): kiln_mip_generate decodes the 16-bit image on the device (any
+ *    filter) and makes 16-bit normal maps on the GPU; same levels as the CPU and the host decode;
+ *  - encode_mips_u16_normal (mip16b): 16-bit normal maps (4, 3 and 2 channels; box, Kaiser, Lanczos-3, Mitchell)
+ *    device-resident and byte-identical to the CPU; host decode equal, wrong-table aid different;
+ *  - encode_mips_u16_filters_device_decode (mip16b): quality filters from a base decoded on the device;
+ *  - encode_mips_bc6h_from_int (mip16b): BC6H from 8- and 16-bit images device-resident, equal to the GPU encoder
+ *    on the CPU reference's chain (fetch_texel's floats of each level);
  *  - the Vulkan validation layer stays silent. Skipped when there is no Vulkan device. */
 #include "support.h"
 #include "gpu/gpu_mip_encode.h"
@@ -149,6 +156,73 @@ static void generate_u16(void **state)
             kiln_image_free(&img);
         }
     print_message("note: %zu 16-bit chains byte-identical to the CPU\n", n);
+}
+
+/* kiln_mip_generate of one 16-bit image (mip16b): the image goes to the GPU as it is and is decoded there
+ * (mip16_decode.comp) for every filter; 16-bit normal maps (4 and 2 channels) are made on the GPU too. The levels
+ * equal the CPU's; the host decode (=0) gives them too, the wrong-table aid (=2) changes them. */
+static void generate_u16_normal_device_decode(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 1619);
+    static const struct { int filter, normal; uint32_t ch; } cases[] = {
+        {KILN_MIP_FILTER_BOX, 1, 4}, {KILN_MIP_FILTER_KAISER, 1, 2}, {KILN_MIP_FILTER_LANCZOS3, 1, 3},
+        {KILN_MIP_FILTER_KAISER, 0, 4}, {KILN_MIP_FILTER_BOX, 0, 4},
+    };
+    static const char *envs[] = {NULL, "0", "2"};
+    size_t n = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        kiln_image img;
+        image16(&rng, sizes[si][0], sizes[si][1], 1, &img);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            img.channels = cases[c].ch;
+            kiln_mip_params mp;
+            kiln_mip_params_init(&mp);
+            mp.filter = (kiln_mip_filter)cases[c].filter;
+            mp.normal_map = cases[c].normal;
+            mp.color = KILN_MIP_COLOR_LINEAR;
+            kiln_image lc[KILN_MAX_LEVELS];
+            uint32_t nc = KILN_MAX_LEVELS;
+            assert_int_equal(kiln_mip_generate(fx->cpu, &img, &mp, lc, &nc), KILN_OK);
+            for (int e = 0; e < 3; e++) {
+                if (e && si != 0 && si != 3) break; /* the decode variants on two sizes */
+                if (envs[e]) setenv("KILN_GPU_MIP16_DEVICE_DECODE", envs[e], 1);
+                kiln_image lg[KILN_MAX_LEVELS];
+                uint32_t ng = KILN_MAX_LEVELS;
+                fx->gpu->last_gpu_ms = -1.0;
+                kiln_status st = kiln_mip_generate(fx->gpu, &img, &mp, lg, &ng);
+                unsetenv("KILN_GPU_MIP16_DEVICE_DECODE");
+                if (st != KILN_OK)
+                    fail_msg("%ux%u filter %d normal %d: %s", sizes[si][0], sizes[si][1], cases[c].filter,
+                             cases[c].normal, kiln_last_error(fx->gpu));
+                if (ng > 1 && !(kiln_last_gpu_ms(fx->gpu) >= 0.0))
+                    fail_msg("%ux%u filter %d normal %d: the GPU did not make the levels", sizes[si][0], sizes[si][1],
+                             cases[c].filter, cases[c].normal);
+                assert_int_equal(ng, nc);
+                int differ = 0;
+                for (uint32_t l = 0; l < ng; l++) {
+                    size_t bytes = (size_t)lc[l].width * lc[l].height * 8;
+                    if (memcmp(lg[l].pixels, lc[l].pixels, bytes) != 0) {
+                        if (e != 2)
+                            fail_msg("%ux%u %u channels filter %d normal %d decode %s: level %u differs from the CPU",
+                                     sizes[si][0], sizes[si][1], cases[c].ch, cases[c].filter, cases[c].normal,
+                                     envs[e] ? envs[e] : "device", l);
+                        differ = 1;
+                    }
+                    kiln_image_free(&lg[l]);
+                }
+                if (e == 2 && ng > 1 && !differ)
+                    fail_msg("%ux%u filter %d normal %d: the device decode did not run", sizes[si][0], sizes[si][1],
+                             cases[c].filter, cases[c].normal);
+                n++;
+            }
+            for (uint32_t l = 0; l < nc; l++) kiln_image_free(&lc[l]);
+        }
+        kiln_image_free(&img);
+    }
+    print_message("note: %zu 16-bit chains (normal maps, device decode) byte-identical to the CPU\n", n);
 }
 
 static void texture_u16(void **state)
@@ -308,6 +382,245 @@ static void encode_mips_u16_device_decode(void **state)
     }
 }
 
+/* ---- helper mip16b: 16-bit normal maps, quality filters with the device decode, BC6H from 8/16-bit ---- */
+
+/* kiln_encode_mips on the GPU context, checked device-resident (the stats count one run and every level);
+ * returns the status (the texture is left empty on failure). */
+static kiln_status resident_encode(fixture *fx, const kiln_image *img, const kiln_encode_params *ep,
+                                   const kiln_mip_params *mp, kiln_texture *out, const char *what)
+{
+    kiln__gpu_mip_encode_stats s0, s1;
+    kiln__gpu_mip_encode_stats_get(fx->gpu, &s0);
+    kiln_status st = kiln_encode_mips(fx->gpu, img, ep, mp, out);
+    if (st != KILN_OK) fail_msg("%s: %s", what, kiln_last_error(fx->gpu));
+    kiln__gpu_mip_encode_stats_get(fx->gpu, &s1);
+    if (s1.runs != s0.runs + 1 || s1.levels != s0.levels + out->levels) fail_msg("%s: not device-resident", what);
+    return st;
+}
+
+static void first_diff(const kiln_texture *a, const kiln_texture *b, const char *what)
+{
+    assert_int_equal(a->levels, b->levels);
+    for (uint32_t l = 0; l < a->levels; l++) {
+        size_t sa = 0, sb = 0;
+        const uint8_t *pa = kiln_texture_image(a, l, 0, 0, &sa), *pb = kiln_texture_image(b, l, 0, 0, &sb);
+        assert_int_equal(sa, sb);
+        if (memcmp(pa, pb, sa) != 0) {
+            size_t i = 0;
+            while (pa[i] == pb[i]) i++;
+            fail_msg("%s: level %u differs at byte %zu of %zu", what, l, i, sa);
+        }
+    }
+}
+
+/* 16-bit normal maps (RGBA and 2-channel, where z is rebuilt from x and y), box / Kaiser / Lanczos-3, odd sizes,
+ * into BC5, BC1, BC3, EAC RG11 SNORM: device-resident (n = 2v - 1 on read, renormalised, 0.5 n + 0.5 on write,
+ * quantised to 16 bits on the device) and byte-identical to the CPU; the host decode (=0) gives the same bytes,
+ * the wrong-table aid (=2) changes them, so the device decode is what ran. */
+static void encode_mips_u16_normal(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 5151);
+    static const struct { kiln_format f; int filter; uint32_t ch; } cases[] = {
+        {KILN_FORMAT_BC5_UNORM, KILN_MIP_FILTER_BOX, 4},      {KILN_FORMAT_BC5_UNORM, KILN_MIP_FILTER_KAISER, 2},
+        {KILN_FORMAT_BC1_RGB_UNORM, KILN_MIP_FILTER_LANCZOS3, 3}, {KILN_FORMAT_BC3_UNORM, KILN_MIP_FILTER_BOX, 2},
+        {KILN_FORMAT_EAC_RG11_SNORM, KILN_MIP_FILTER_MITCHELL, 4}, {KILN_FORMAT_BC5_SNORM, KILN_MIP_FILTER_BOX, 3},
+    };
+    static const uint32_t dims[][2] = {{37, 19}, {64, 64}, {5, 3}, {1, 9}};
+    size_t n = 0;
+    for (size_t si = 0; si < sizeof dims / sizeof dims[0]; si++) {
+        kiln_image img;
+        image16(&rng, dims[si][0], dims[si][1], 1, &img);
+        uint16_t *p = img.pixels;
+        p[0] = p[1] = 32768; /* (almost) zero-length normals */
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            const kiln_format_info *fi = kiln_format_get_info(cases[k].f);
+            img.channels = cases[k].ch;
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, cases[k].f, KILN_QUALITY_NORMAL);
+            kiln_mip_params mp;
+            kiln_mip_params_init(&mp);
+            mp.normal_map = 1;
+            mp.filter = (kiln_mip_filter)cases[k].filter;
+            if (k % 2) setenv("KILN_GPU_MIP_POISON", "1", 1);
+            char what[128];
+            snprintf(what, sizeof what, "%s %ux%u normal map, %u channels, filter %d", fi->name, dims[si][0], dims[si][1],
+                     cases[k].ch, cases[k].filter);
+            kiln_texture dev, cpu;
+            resident_encode(fx, &img, &ep, &mp, &dev, what);
+            assert_int_equal(kiln_encode_mips(fx->cpu, &img, &ep, &mp, &cpu), KILN_OK);
+            first_diff(&dev, &cpu, what);
+            if (si == 0) {
+                kiln_texture host, wrong;
+                setenv("KILN_GPU_MIP16_DEVICE_DECODE", "0", 1);
+                resident_encode(fx, &img, &ep, &mp, &host, what);
+                setenv("KILN_GPU_MIP16_DEVICE_DECODE", "2", 1);
+                resident_encode(fx, &img, &ep, &mp, &wrong, what);
+                unsetenv("KILN_GPU_MIP16_DEVICE_DECODE");
+                first_diff(&host, &cpu, what);
+                if (same_texture(&wrong, &dev)) fail_msg("%s: the device decode did not run", what);
+                kiln_texture_free(&host);
+                kiln_texture_free(&wrong);
+            }
+            unsetenv("KILN_GPU_MIP_POISON");
+            kiln_texture_free(&dev);
+            kiln_texture_free(&cpu);
+            n++;
+        }
+        kiln_image_free(&img);
+    }
+    print_message("note: %zu device-resident 16-bit normal-map encodes byte-identical to the CPU\n", n);
+}
+
+/* The quality filters from a 16-bit base decoded on the device (mip16b; before, the host decoded it): the
+ * device decode, the host decode (=0) and the CPU give the same bytes, =2 changes them. */
+static void encode_mips_u16_filters_device_decode(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 4097);
+    static const struct { kiln_format f; int filter; } cases[] = {
+        {KILN_FORMAT_BC1_RGB_SRGB, KILN_MIP_FILTER_KAISER}, {KILN_FORMAT_BC4_UNORM, KILN_MIP_FILTER_MITCHELL},
+        {KILN_FORMAT_BC3_SRGB, KILN_MIP_FILTER_LANCZOS3},  {KILN_FORMAT_ETC1_UNORM, KILN_MIP_FILTER_KAISER},
+    };
+    static const uint32_t dims[][2] = {{67, 130}, {37, 19}, {9, 2}};
+    for (size_t si = 0; si < sizeof dims / sizeof dims[0]; si++) {
+        kiln_image img;
+        image16(&rng, dims[si][0], dims[si][1], si != 1, &img);
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            const kiln_format_info *fi = kiln_format_get_info(cases[k].f);
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, cases[k].f, KILN_QUALITY_NORMAL);
+            kiln_mip_params mp;
+            kiln_mip_params_init(&mp);
+            mp.filter = (kiln_mip_filter)cases[k].filter;
+            if (k == 1) mp.edge = KILN_MIP_EDGE_WRAP;
+            char what[128];
+            snprintf(what, sizeof what, "%s %ux%u filter %d", fi->name, dims[si][0], dims[si][1], cases[k].filter);
+            kiln_texture dev, host, wrong, cpu;
+            if (k == 2) setenv("KILN_GPU_MIP_POISON", "1", 1);
+            resident_encode(fx, &img, &ep, &mp, &dev, what);
+            setenv("KILN_GPU_MIP16_DEVICE_DECODE", "0", 1);
+            resident_encode(fx, &img, &ep, &mp, &host, what);
+            setenv("KILN_GPU_MIP16_DEVICE_DECODE", "2", 1);
+            resident_encode(fx, &img, &ep, &mp, &wrong, what);
+            unsetenv("KILN_GPU_MIP16_DEVICE_DECODE");
+            unsetenv("KILN_GPU_MIP_POISON");
+            assert_int_equal(kiln_encode_mips(fx->cpu, &img, &ep, &mp, &cpu), KILN_OK);
+            first_diff(&dev, &cpu, what);
+            first_diff(&host, &cpu, what);
+            if (same_texture(&wrong, &dev)) fail_msg("%s: the device decode did not run", what);
+            kiln_texture_free(&dev);
+            kiln_texture_free(&host);
+            kiln_texture_free(&wrong);
+            kiln_texture_free(&cpu);
+        }
+        kiln_image_free(&img);
+    }
+}
+
+/* RGBA32F image of what encode.c fetch_texel gives the BC6H encoder for an 8- or 16-bit level (blk.f): v / 255 or
+ * p / 65535 as (float)v * (1.0f / 255.0f), (float)p * (1.0f / 65535.0f). */
+static void level_as_float(const kiln_image *lv, kiln_image *out)
+{
+    assert_int_equal(kiln_image_alloc(NULL, out, lv->width, lv->height, KILN_PIXEL_F32), KILN_OK);
+    out->channels = lv->channels;
+    out->hdr = 1;
+    float *f = out->pixels;
+    const size_t n = (size_t)lv->width * lv->height * 4;
+    for (size_t i = 0; i < n; i++)
+        f[i] = lv->type == KILN_PIXEL_U8 ? (float)((const uint8_t *)lv->pixels)[i] * (1.0f / 255.0f)
+                                         : (float)((const uint16_t *)lv->pixels)[i] * (1.0f / 65535.0f);
+}
+
+/* BC6H UF16 / SF16 from 8-bit and 16-bit images (mip16b; before, the host path): the resident encode equals the
+ * GPU BC6H encoder run on the CPU reference's chain (kiln_mip_generate on the CPU, each level as the floats
+ * fetch_texel makes of it), so the encoder's input is the CPU's bit for bit; the CPU encoder gives the same bytes
+ * on those floats as on the 8- / 16-bit levels (the conversion is fetch_texel's). Box, Kaiser, sRGB 8-bit chains,
+ * odd sizes, qualities fast / normal / high. */
+static void encode_mips_bc6h_from_int(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 6600);
+    static const struct { kiln_format f; kiln_quality q; int u16, filter, srgb, blit; } cases[] = {
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 1, KILN_MIP_FILTER_BOX, 0, 0},
+        {KILN_FORMAT_BC6H_SFLOAT, KILN_QUALITY_FAST, 1, KILN_MIP_FILTER_KAISER, 1, 0},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_NORMAL, 1, KILN_MIP_FILTER_MITCHELL, 0, 0},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, KILN_MIP_FILTER_BOX, 1, 0},
+        {KILN_FORMAT_BC6H_SFLOAT, KILN_QUALITY_HIGH, 0, KILN_MIP_FILTER_KAISER, 0, 0},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, KILN_MIP_FILTER_BOX, 0, 0},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, KILN_MIP_FILTER_BOX, 1, 1}, /* the blit chain (8-bit) */
+    };
+    static const uint32_t dims[][2] = {{37, 19}, {5, 3}, {64, 33}};
+    size_t n = 0;
+    for (size_t si = 0; si < sizeof dims / sizeof dims[0]; si++) {
+        kiln_image i16, i8;
+        image16(&rng, dims[si][0], dims[si][1], 1, &i16);
+        kt_mip_test_image(&rng, KT_MIP_SRGB_ALPHA, dims[si][0], dims[si][1], &i8);
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            const kiln_image *img = cases[k].u16 ? &i16 : &i8;
+            const kiln_format_info *fi = kiln_format_get_info(cases[k].f);
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, cases[k].f, cases[k].q);
+            kiln_mip_params mp;
+            kiln_mip_params_init(&mp);
+            mp.filter = (kiln_mip_filter)cases[k].filter;
+            mp.color = cases[k].srgb ? KILN_MIP_COLOR_SRGB : KILN_MIP_COLOR_LINEAR;
+            if (cases[k].blit) mp.strategy = KILN_MIP_STRATEGY_BLIT;
+            char what[128];
+            snprintf(what, sizeof what, "%s q%d from %s %ux%u filter %d %s%s", fi->name, (int)cases[k].q,
+                     cases[k].u16 ? "16-bit" : "8-bit", dims[si][0], dims[si][1], cases[k].filter,
+                     cases[k].srgb ? "sRGB" : "linear", cases[k].blit ? " blit" : "");
+            if (k % 2) setenv("KILN_GPU_MIP_POISON", "1", 1);
+            kiln_texture dev, ref;
+            resident_encode(fx, img, &ep, &mp, &dev, what);
+            unsetenv("KILN_GPU_MIP_POISON");
+            /* the reference: the CPU chain (blit: the GPU's blit chain, not the CPU's), each level as the BC6H
+             * encoder's floats, through the GPU encoder */
+            kiln_image lv[KILN_MAX_LEVELS];
+            uint32_t nl = KILN_MAX_LEVELS;
+            assert_int_equal(kiln_mip_generate(cases[k].blit ? fx->gpu : fx->cpu, img, &mp, lv, &nl), KILN_OK);
+            assert_int_equal(kiln_texture_alloc(NULL, &ref, cases[k].f, img->width, img->height, nl, 1, 1), KILN_OK);
+            for (uint32_t l = 0; l < nl; l++) {
+                kiln_image fl;
+                level_as_float(&lv[l], &fl);
+                size_t size = 0;
+                uint8_t *d = kiln_texture_image(&ref, l, 0, 0, &size);
+                fx->gpu->last_gpu_ms = -1.0;
+                if (kiln_encode_image(fx->gpu, &fl, &ep, d, size) != KILN_OK)
+                    fail_msg("%s level %u: %s", what, l, kiln_last_error(fx->gpu));
+                if (!(kiln_last_gpu_ms(fx->gpu) >= 0.0)) fail_msg("%s level %u: not the GPU encoder", what, l);
+                if (l + 2 >= nl && !cases[k].blit) { /* the conversion is fetch_texel's: the CPU encoder agrees on both inputs */
+                    const size_t bytes = kiln_format_image_size(cases[k].f, lv[l].width, lv[l].height);
+                    uint8_t *a = malloc(bytes), *b = malloc(bytes);
+                    assert_non_null(a);
+                    assert_non_null(b);
+                    assert_int_equal(kiln_encode_image(fx->cpu, &lv[l], &ep, a, bytes), KILN_OK);
+                    assert_int_equal(kiln_encode_image(fx->cpu, &fl, &ep, b, bytes), KILN_OK);
+                    if (memcmp(a, b, bytes) != 0) fail_msg("%s level %u: the float view is not fetch_texel's", what, l);
+                    free(a);
+                    free(b);
+                }
+                kiln_image_free(&fl);
+                kiln_image_free(&lv[l]);
+            }
+            first_diff(&dev, &ref, what);
+            kiln_texture_free(&dev);
+            kiln_texture_free(&ref);
+            n++;
+        }
+        kiln_image_free(&i16);
+        kiln_image_free(&i8);
+    }
+    print_message("note: %zu device-resident BC6H encodes from 8/16-bit images equal the GPU encoder on the CPU's "
+                  "chain\n", n);
+}
+
 static void validation(void **state)
 {
     fixture *fx = *state;
@@ -320,9 +633,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(thresholds),
         cmocka_unit_test(generate_u16),
+        cmocka_unit_test(generate_u16_normal_device_decode),
         cmocka_unit_test(texture_u16),
         cmocka_unit_test(encode_mips_u16),
         cmocka_unit_test(encode_mips_u16_device_decode),
+        cmocka_unit_test(encode_mips_u16_normal),
+        cmocka_unit_test(encode_mips_u16_filters_device_decode),
+        cmocka_unit_test(encode_mips_bc6h_from_int),
         cmocka_unit_test(validation),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

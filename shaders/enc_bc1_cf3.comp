@@ -1,0 +1,651 @@
+#version 450
+// enc_bc1_cf3.comp - BC1 / BC1a / BC3-colour at high and max quality, kiln strategy, cluster-fit
+// design 3: ONE invocation per block (a workgroup of 32 or 64 holds as many blocks). The same bytes as
+// enc_bc1_cf.comp / enc_bc1_cf2.comp and bc1_enc.c's encode_cluster (same float operations in the same
+// order), but the invocation runs the CPU's serial algorithm for its own block:
+//   - texels, principal axis, ranks (sortable key bits, ties by texel index), prefix sums in grid units
+//     (shared memory, one column per invocation: [row][invocation], so the invocations' accesses never
+//     share a bank);
+//   - every table entry in table order: all invocations of a subgroup read the same entry (uniform
+//     loads of the factor table), each scores it against its own block's prefix sums and keeps its best
+//     two four-colour entries (first on ties: strict comparisons in table order = the CPU's pick_insert)
+//     and its best three-colour one: no merge, no barrier;
+//   - the 2 (high) or 3 (max) candidates in the CPU's order: exact indices, and at max one least-squares
+//     refit and the alternating exact +-2 channel steps; the first best is kept.
+// Products that C rounds before an addition: fm() / fm3() ((a * b) * one, see enc_bc1_cf.comp), or with
+// CF_OPT bit 0 plain `precise` products (only correct where the driver honours NoContraction; tested
+// against the CPU bytes on the device). The refit and the covariance keep mr() (fp64), as design 2.
+// No loop with float arithmetic is [[unroll]] (glslc -O's unroller drops NoContraction).
+// No barriers after the texel load, no subgroup operations: any subgroup size and lane order work.
+#include "enc_bc_common.glsl"
+layout(local_size_x_id = 0) in;
+#include "enc_bc1.glsl"
+
+// The same buffer as enc_bc1_cf2.comp: words[0] = n4, words[1] = n3, words[2] = 1.0, then from uvec4
+// index g_tab per entry 3 uvec4: (Ah, Bh, C, i | j << 8 | k << 16), (p1, p2, p3, p4), (pen, 0, 0, 0).
+layout(std430, binding = 3) readonly buffer CfTab { uvec4 v[]; } cft;
+
+// CF_OPT (the host's KILN_EBC_CF3_OPT, default 33 = bits 0 and 5, measured on an H200 on 2026-11-26;
+// KILN_GPU_CF_OPT overrides it; values 1, 2, 4, ... in the host's and the docs' words):
+// bit 0: plain precise products in the search and the exact scoring (no `* one`)
+// bit 1: the partition search loads P3(i) once per run of entries with the same i (four-colour)
+// bit 2: the search loops without [[dont_unroll]] (the driver may unroll them)
+// bit 3: the search's early exit after one channel (cf_err_bound: never changes the kept entries)
+// bit 4: with bit 3, a second early exit after the second channel
+// bit 5: one prefix-sum table in shared memory (P3, then P2 for the three-colour search): 268 instead of 472
+//        bytes per block (8-bit sources), for occupancy
+// bit 6: the search clamps with min / max (clamp()) instead of compare-and-select: the same bytes, as the
+//        two differ only for NaN (the inputs are finite) and in the sign of a zero a or b, which can change
+//        only the sign of a zero error term, and err = pen (+0 for every entry kept) + es is then +0 either
+//        way, and (int)(-0) = 0
+layout(constant_id = 5) const uint CF_OPT = 0;
+const uint WG = gl_WorkGroupSize.x; // 32 or 64 (the host's choice; shared memory scales with it)
+const vec3 TOP = vec3(31.0, 63.0, 31.0);
+
+// texels: 8-bit sources (INPUT_U8) one RGBA8 word each (bc1_enc.c's 0..255 value of an 8-bit channel,
+// u * 257 * (255 / 65535) in float, is exactly u: checked for all 256), else the three floats
+shared uint s_xp[INPUT_U8 != 0u ? 16u * WG : 1u]; // [t][invocation]
+shared float s_x[INPUT_U8 != 0u ? 1u : 48u * WG]; // [ch * 16 + t][invocation]
+// prefix sums / 3 in grid units (float bits): [ch * 17 + i][invocation]; before them the sort keys (rows
+// 0..15); with CF_OPT bit 5, after the four-colour search, the prefix sums / 2 (s_p2 then unused)
+shared uint s_p3[51u * WG];
+shared uint s_p2[(CF_OPT & 32u) != 0u ? 1u : 51u * WG]; // prefix sums / 2 (float bits)
+
+uint g_lid;
+float g_one;
+vec3 g_gtot, g_wg, g_tot;
+// CF_OPT bit 3 (the bound): this invocation's first channel F (largest weighted variance), the other two
+// O1 < O2, their gt / top / weight, and R = wg_O1 Q_O1 + wg_O2 Q_O2 + margin (see cf_err_bound)
+uint g_F, g_O1, g_O2;
+uint g_pos0, g_pos1; // the texel of each rank, 4 bits each
+float g_rest, g_rest2; // g_rest2 = wg_O2 Q_O2 + margin (bit 4: a second exit after channel O1)
+
+vec3 X(uint t)
+{
+    if (INPUT_U8 != 0u) {
+        uint w = s_xp[t * WG + g_lid];
+        return vec3(float(w & 255u), float((w >> 8u) & 255u), float((w >> 16u) & 255u));
+    }
+    return vec3(s_x[t * WG + g_lid], s_x[(16u + t) * WG + g_lid], s_x[(32u + t) * WG + g_lid]);
+}
+vec3 P3(uint i)
+{
+    return uintBitsToFloat(uvec3(s_p3[i * WG + g_lid], s_p3[(17u + i) * WG + g_lid], s_p3[(34u + i) * WG + g_lid]));
+}
+vec3 P2(uint i)
+{
+    if ((CF_OPT & 32u) != 0u) return P3(i);
+    return uintBitsToFloat(uvec3(s_p2[i * WG + g_lid], s_p2[(17u + i) * WG + g_lid], s_p2[(34u + i) * WG + g_lid]));
+}
+
+vec3 fm3(vec3 a, vec3 b)
+{
+    precise vec3 p = a * b;
+    if ((CF_OPT & 1u) != 0u) return p;
+    precise vec3 q = p * g_one;
+    return q;
+}
+float fm(float a, float b)
+{
+    precise float p = a * b;
+    if ((CF_OPT & 1u) != 0u) return p;
+    precise float q = p * g_one;
+    return q;
+}
+
+float comp(vec3 v, uint c) { return c == 0u ? v.x : c == 1u ? v.y : v.z; }
+
+struct Sol { uint c0, c1, idx; float err; bool four; };
+
+bool is_max() { return ((pc.flags >> 10u) & 3u) == Q_MAX; }
+
+// ---------------------------------------------------------------- exact scoring (bc1_enc.c)
+
+float dist2(vec3 s, vec3 p)
+{
+    precise vec3 d = s - p;
+    precise vec3 q = fm3(d, d);
+    precise float dd = (q.x + q.y) + q.z;
+    return dd;
+}
+
+// select_indices: best entry per texel (first on ties), the error summed in vhsum's pairwise order.
+float select_indices(uint c0, uint c1, bool four, out uint idx)
+{
+    ivec3 a = expand565(c0), bq = expand565(c1);
+    ivec3 i2, i3;
+    if (four) { i2 = (2 * a + bq) / 3; i3 = (a + 2 * bq) / 3; }
+    else { i2 = (a + bq) / 2; i3 = ivec3(0); }
+    const vec3 sw = chan_sw();
+    vec3 p0 = fm3(vec3(a), sw), p1 = fm3(vec3(bq), sw), p2 = fm3(vec3(i2), sw), p3 = fm3(vec3(i3), sw);
+    uint bits = 0u;
+    precise float quad[4];
+    [[dont_unroll]] for (int q = 0; q < 4; q++) {
+        precise float d[4];
+        [[dont_unroll]] for (int u = 0; u < 4; u++) {
+            int t = 4 * q + u;
+            vec3 s = fm3(X(uint(t)), sw);
+            precise float best = dist2(s, p0);
+            uint bi = 0u;
+            precise float dd = dist2(s, p1);
+            if (dd < best) { best = dd; bi = 1u; }
+            dd = dist2(s, p2);
+            if (dd < best) { best = dd; bi = 2u; }
+            if (four) {
+                dd = dist2(s, p3);
+                if (dd < best) { best = dd; bi = 3u; }
+            }
+            d[u] = best;
+            bits |= bi << (2u * uint(t));
+        }
+        quad[q] = (d[0] + d[1]) + (d[2] + d[3]);
+    }
+    idx = bits;
+    precise float r = (quad[0] + quad[1]) + (quad[2] + quad[3]);
+    return r;
+}
+
+// try_endpoints into a fresh solution.
+Sol score(uint c0, uint c1, bool four)
+{
+    Sol s;
+    s.four = four;
+    if (FOUR_ANY) s.four = true;
+    else if (c0 == c1) s.four = false;
+    s.c0 = c0; s.c1 = c1;
+    if (!FOUR_ANY && (s.four ? c0 < c1 : c0 > c1)) { s.c0 = c1; s.c1 = c0; }
+    s.err = select_indices(s.c0, s.c1, s.four, s.idx);
+    return s;
+}
+
+// refit: the weights of texel t for indices idx, and those weights times the colour.
+void rterm(uint idx, bool four, int t, out vec2 w, out vec3 wx)
+{
+    uint i = (idx >> (2u * uint(t))) & 3u;
+    float v;
+    if (four) v = i == 0u ? 1.0 : i == 2u ? F_2_3 : i == 3u ? F_1_3 : 0.0;
+    else v = i == 0u ? 1.0 : i == 2u ? 0.5 : 0.0;
+    w = vec2(v, mr(v, v));
+    wx = mr3s(X(uint(t)), v);
+}
+
+// Least-squares endpoints for the indices of s (vsum8's order: lanes i + 8, then + 4, + 2, + 1).
+bool refit(Sol s, out vec3 a, out vec3 b)
+{
+    precise vec2 xw[2];
+    precise vec3 xx[2];
+    for (int i = 0; i < 2; i++) {
+        precise vec2 ww[2];
+        precise vec3 wx[2];
+        for (int h = 0; h < 2; h++) {
+            int j = i + 2 * h;
+            vec2 w0, w1, w2, w3;
+            vec3 x0, x1, x2, x3;
+            rterm(s.idx, s.four, j, w0, x0);
+            rterm(s.idx, s.four, j + 8, w1, x1);
+            rterm(s.idx, s.four, j + 4, w2, x2);
+            rterm(s.idx, s.four, j + 12, w3, x3);
+            ww[h] = (w0 + w1) + (w2 + w3);
+            wx[h] = (x0 + x1) + (x2 + x3);
+        }
+        xw[i] = ww[0] + ww[1];
+        xx[i] = wx[0] + wx[1];
+    }
+    precise vec2 sw2 = xw[0] + xw[1];
+    precise vec3 ax = xx[0] + xx[1];
+    precise float sa = sw2.x, aa = sw2.y;
+    precise float ab = sa - aa, bb = (16.0 - 2.0 * sa) + aa;
+    precise float det = mr(aa, bb) - mr(ab, ab);
+    a = vec3(0.0); b = vec3(0.0);
+    if (!(det > F_1EM3)) return false;
+    float rc = fdiv_rn(1.0, det);
+    precise vec3 bx = g_tot - ax;
+    precise vec3 t5 = mr3s(ax, bb) - mr3s(bx, ab), t6 = mr3s(bx, aa) - mr3s(ax, ab);
+    vec3 ra = mr3s(t5, rc), rb = mr3s(t6, rc);
+    a = ra; b = rb;
+    return true;
+}
+
+// refine_ls with one round.
+void refine_ls(inout Sol s)
+{
+    vec3 a, b;
+    if (!refit(s, a, b)) return;
+    uint qa = quant565(a), qb = quant565(b);
+    if ((qa == s.c0 && qb == s.c1) || (qa == s.c1 && qb == s.c0)) return;
+    Sol t = score(qa, qb, s.four);
+    if (t.err < s.err) s = t;
+}
+
+// channel_step with radius 2 (25 pairs per channel, first best in window order).
+bool channel_step(inout Sol s)
+{
+    precise vec4 cs[4]; // per index: count, then the colour sums (vhsum order)
+    [[dont_unroll]] for (uint i = 0u; i < 4u; i++) {
+        precise vec4 quad[4];
+        for (int q = 0; q < 4; q++) {
+            precise vec4 d[4];
+            for (int u = 0; u < 4; u++) {
+                int t = 4 * q + u;
+                bool on = ((s.idx >> (2u * uint(t))) & 3u) == i;
+                d[u] = on ? vec4(1.0, X(uint(t))) : vec4(0.0);
+            }
+            quad[q] = (d[0] + d[1]) + (d[2] + d[3]);
+        }
+        cs[i] = (quad[0] + quad[1]) + (quad[2] + quad[3]);
+    }
+    ivec3 q0 = unpack565(s.c0), q1 = unpack565(s.c1), n0 = q0, n1 = q1;
+    bool changed = false;
+    [[dont_unroll]] for (int ch = 0; ch < 3; ch++) {
+        float top = ch == 1 ? 63.0 : 31.0;
+        float best = F_INF;
+        int bl = -1;
+        float fs0 = cs[0][ch + 1], fs1 = cs[1][ch + 1], fs2 = cs[2][ch + 1], fs3 = cs[3][ch + 1];
+        [[dont_unroll]] for (int da = 0; da < 5; da++) {
+            float qa = float(q0[ch] + da - 2);
+            bool oka = qa >= 0.0 && qa <= top;
+            precise float ea;
+            if (ch == 1) ea = qa * 4.0 + roundEven(qa * 0.0625 - 0.46875);
+            else ea = qa * 8.0 + roundEven(qa * 0.25 - 0.375);
+            precise float g0 = fm(cs[0].x, ea) - 2.0 * fs0;
+            precise float t0 = fm(ea, g0);
+            [[dont_unroll]] for (int db = 0; db < 5; db++) {
+                float qb = float(q1[ch] + db - 2);
+                bool ok = oka && qb >= 0.0 && qb <= top;
+                precise float eb;
+                if (ch == 1) eb = qb * 4.0 + roundEven(qb * 0.0625 - 0.46875);
+                else eb = qb * 8.0 + roundEven(qb * 0.25 - 0.375);
+                precise float p2, p3;
+                if (s.four) {
+                    precise float u2 = fm(ea + ea + eb, F_1_3) - uintBitsToFloat(0x3eaa9931u);
+                    precise float u3 = fm(ea + eb + eb, F_1_3) - uintBitsToFloat(0x3eaa9931u);
+                    p2 = roundEven(u2);
+                    p3 = roundEven(u3);
+                } else {
+                    precise float u2 = (ea + eb) * 0.5 - 0.25;
+                    p2 = roundEven(u2);
+                    p3 = 0.0;
+                }
+                precise float g1 = fm(cs[1].x, eb) - 2.0 * fs1;
+                precise float g2 = fm(cs[2].x, p2) - 2.0 * fs2, g3 = fm(cs[3].x, p3) - 2.0 * fs3;
+                precise float e = ((t0 + fm(eb, g1)) + fm(p2, g2)) + fm(p3, g3);
+                if (!ok) e = F_INF;
+                if (e < best) { best = e; bl = 5 * da + db; }
+            }
+        }
+        if (bl >= 0) {
+            n0[ch] = q0[ch] + bl / 5 - 2;
+            n1[ch] = q1[ch] + bl % 5 - 2;
+        }
+        if (n0[ch] != q0[ch] || n1[ch] != q1[ch]) changed = true;
+    }
+    if (!changed) return false;
+    s.c0 = (uint(n0.x) << 11u) | (uint(n0.y) << 5u) | uint(n0.z);
+    s.c1 = (uint(n1.x) << 11u) | (uint(n1.y) << 5u) | uint(n1.z);
+    return true;
+}
+
+// refine_exact(radius 2, 4 iterations).
+void refine_exact(inout Sol s)
+{
+    [[dont_unroll]] for (int it = 0; it < 4; it++) {
+        Sol t = s;
+        if (!channel_step(t)) return;
+        Sol n = score(t.c0, t.c1, t.four);
+        if (!(n.err < s.err)) return;
+        s = n;
+    }
+}
+
+// ---------------------------------------------------------------- the cluster search
+
+// The search error of an entry (table words w0, w1, pen) for the partition sums ax (cf16_base's lane
+// arithmetic); a, b: the rounded endpoints in grid units.
+float cf_err(uvec4 w0, uvec4 w1, float pen, vec3 ax, out vec3 a, out vec3 b)
+{
+    float Ah = uintBitsToFloat(w0.x), Bh = uintBitsToFloat(w0.y), C = uintBitsToFloat(w0.z);
+    float f1 = uintBitsToFloat(w1.x), f2 = uintBitsToFloat(w1.y), f3 = uintBitsToFloat(w1.z), f4 = uintBitsToFloat(w1.w);
+    const vec3 gt = g_gtot;
+    precise vec3 ua = fm3(ax, vec3(f1)) - fm3(gt, vec3(f2));
+    precise vec3 ub = fm3(gt, vec3(f3)) - fm3(ax, vec3(f4));
+    if ((CF_OPT & 64u) != 0u) {
+        ua = clamp(ua, vec3(0.0), TOP);
+        ub = clamp(ub, vec3(0.0), TOP);
+    } else {
+        ua.x = ua.x > 0.0 ? ua.x : 0.0; ua.y = ua.y > 0.0 ? ua.y : 0.0; ua.z = ua.z > 0.0 ? ua.z : 0.0;
+        ub.x = ub.x > 0.0 ? ub.x : 0.0; ub.y = ub.y > 0.0 ? ub.y : 0.0; ub.z = ub.z > 0.0 ? ub.z : 0.0;
+        ua.x = ua.x < TOP.x ? ua.x : TOP.x; ua.y = ua.y < TOP.y ? ua.y : TOP.y; ua.z = ua.z < TOP.z ? ua.z : TOP.z;
+        ub.x = ub.x < TOP.x ? ub.x : TOP.x; ub.y = ub.y < TOP.y ? ub.y : TOP.y; ub.z = ub.z < TOP.z ? ub.z : TOP.z;
+    }
+    a = roundEven(ua); b = roundEven(ub);
+    precise vec3 in1 = (fm3(a, vec3(Ah)) + fm3(b, vec3(C))) - ax;
+    precise vec3 in2 = fm3(b, vec3(Bh)) - (gt - ax);
+    precise vec3 ev = fm3(a, in1) + fm3(b, in2);
+    precise vec3 pw = fm3(g_wg, ev);
+    precise float es = (pw.x + pw.y) + pw.z;
+    precise float err = pen + es;
+    return err;
+}
+
+// One channel of cf_err (the same operations as its vector components).
+float chan_e(float ax, float gt, float top, uvec4 w0, uvec4 w1)
+{
+    float Ah = uintBitsToFloat(w0.x), Bh = uintBitsToFloat(w0.y), C = uintBitsToFloat(w0.z);
+    float f1 = uintBitsToFloat(w1.x), f2 = uintBitsToFloat(w1.y), f3 = uintBitsToFloat(w1.z), f4 = uintBitsToFloat(w1.w);
+    precise float ua = fm(ax, f1) - fm(gt, f2);
+    precise float ub = fm(gt, f3) - fm(ax, f4);
+    if ((CF_OPT & 64u) != 0u) {
+        ua = clamp(ua, 0.0, top);
+        ub = clamp(ub, 0.0, top);
+    } else {
+        ua = ua > 0.0 ? ua : 0.0;
+        ub = ub > 0.0 ? ub : 0.0;
+        ua = ua < top ? ua : top;
+        ub = ub < top ? ub : top;
+    }
+    float a = roundEven(ua), b = roundEven(ub);
+    precise float in1 = (fm(a, Ah) + fm(b, C)) - ax;
+    precise float in2 = fm(b, Bh) - (gt - ax);
+    precise float ev = fm(a, in1) + fm(b, in2);
+    return ev;
+}
+
+// cf_err with an early exit that never changes which entries are kept: channel F first; when its weighted
+// error pF alone, plus the lowest possible errors of the other two (-wg Q each) and a margin for every
+// rounding, is above thr (the error an entry must beat: the second best four-colour one, or the best
+// three-colour one), the computed error of the entry cannot be below thr either, and infinity is returned
+// instead (the entry is not kept, as it would not be). Otherwise the error as cf_err computes it. (The
+// sum pF + p1 of bit 4 is a lower bound in the same way: both are >= -wg Q - margin terms.)
+float cf_err_bound(uvec4 w0, uvec4 w1, float pen, vec3 ax, float thr)
+{
+    const vec3 gt = g_gtot;
+    float eF = chan_e(comp(ax, g_F), comp(gt, g_F), comp(TOP, g_F), w0, w1);
+    precise float pF = fm(comp(g_wg, g_F), eF);
+    precise float d = pF - thr;
+    if (d > g_rest) return F_INF;
+    float e1 = chan_e(comp(ax, g_O1), comp(gt, g_O1), comp(TOP, g_O1), w0, w1);
+    if ((CF_OPT & 16u) != 0u) {
+        precise float p1 = fm(comp(g_wg, g_O1), e1);
+        precise float d2 = (pF + p1) - thr;
+        if (d2 > g_rest2) return F_INF;
+    }
+    float e2 = chan_e(comp(ax, g_O2), comp(gt, g_O2), comp(TOP, g_O2), w0, w1);
+    vec3 ev;
+    ev.x = g_F == 0u ? eF : e1;
+    ev.y = g_F == 1u ? eF : g_F == 0u ? e1 : e2;
+    ev.z = g_F == 2u ? eF : e2;
+    precise vec3 pw = fm3(g_wg, ev);
+    precise float es = (pw.x + pw.y) + pw.z;
+    precise float err = pen + es;
+    return err;
+}
+
+uint g_tab;
+bool g_max; // max quality: the search keeps two four-colour entries (the bound's threshold: the second)
+
+vec3 entry_ax(uint e, bool four)
+{
+    uint ix = cft.v[g_tab + 3u * e].w;
+    uint i = ix & 255u, j = (ix >> 8u) & 255u, k = (ix >> 16u) & 255u;
+    precise vec3 ax;
+    if (four) ax = P3(i) + (P3(j) + P3(k));
+    else ax = P2(i) + P2(j);
+    return ax;
+}
+
+// The 565 endpoints of entry e (cf16_endpoints).
+void entry_endpoints(uint e, bool four, out uint ca, out uint cb)
+{
+    uint o = g_tab + 3u * e;
+    vec3 a, b;
+    cf_err(cft.v[o], cft.v[o + 1u], uintBitsToFloat(cft.v[o + 2u].x), entry_ax(e, four), a, b);
+    ivec3 qa = ivec3(a), qb = ivec3(b);
+    ca = (uint(qa.x) << 11u) | (uint(qa.y) << 5u) | uint(qa.z);
+    cb = (uint(qb.x) << 11u) | (uint(qb.y) << 5u) | uint(qb.z);
+}
+
+// Loads block b and sets up the search; false when the CPU must encode it. tr: the spread.
+bool setup_block(uint b, out float tr_out)
+{
+    const vec3 sw = chan_sw(), cw = chan_w();
+    const uint thr = pc.flags & 255u;
+    const bool cutout = (pc.flags & 512u) != 0u;
+    bool is_flat = true, counted = true;
+    vec3 first = vec3(0.0);
+    tr_out = 0.0;
+    [[dont_unroll]] for (uint t = 0u; t < 16u; t++) {
+        vec3 c;
+        uint a8;
+        load_texel(b, t, c, a8);
+        if (INPUT_U8 != 0u) s_xp[t * WG + g_lid] = src.words[texel_index(b, t)];
+        else { s_x[t * WG + g_lid] = c.x; s_x[(16u + t) * WG + g_lid] = c.y; s_x[(32u + t) * WG + g_lid] = c.z; }
+        if ((PUNCH && a8 < thr) || (cutout && a8 == 0u)) counted = false;
+        if (t == 0u) first = c;
+        else if (c != first) is_flat = false;
+    }
+    if (!counted || is_flat) return false;
+    // principal axis (bc1_enc.c principal_axis): totals in vhsum order, covariance in vsum8 order
+    precise vec3 quad[4];
+    for (int q = 0; q < 4; q++) quad[q] = (X(uint(4 * q)) + X(uint(4 * q + 1))) + (X(uint(4 * q + 2)) + X(uint(4 * q + 3)));
+    precise vec3 tot = (quad[0] + quad[1]) + (quad[2] + quad[3]);
+    g_tot = tot;
+    precise vec3 m = tot * 0.0625;
+    precise vec3 xa[2], xb[2];
+    for (int i = 0; i < 2; i++) {
+        precise vec3 wa[2], wb[2];
+        for (int h = 0; h < 2; h++) {
+            int j = i + 2 * h;
+            precise vec3 ua[4], ub[4];
+            for (int r = 0; r < 4; r++) {
+                int t = j + (r == 1 ? 8 : r == 2 ? 4 : r == 3 ? 12 : 0);
+                precise vec3 d = X(uint(t)) - m;
+                ua[r] = vec3(mr(d.x, d.x), mr(d.x, d.y), mr(d.x, d.z));
+                ub[r] = vec3(mr(d.y, d.y), mr(d.y, d.z), mr(d.z, d.z));
+            }
+            wa[h] = (ua[0] + ua[1]) + (ua[2] + ua[3]);
+            wb[h] = (ub[0] + ub[1]) + (ub[2] + ub[3]);
+        }
+        xa[i] = wa[0] + wa[1];
+        xb[i] = wb[0] + wb[1];
+    }
+    precise vec3 sa = xa[0] + xa[1], sb = xb[0] + xb[1];
+    precise float s01 = sw.x * sw.y, s02 = sw.x * sw.z, s12 = sw.y * sw.z;
+    float c00 = mr(sa.x, cw.x), c01 = mr(sa.y, s01), c02 = mr(sa.z, s02);
+    float c11 = mr(sb.x, cw.y), c12 = mr(sb.y, s12), c22 = mr(sb.z, cw.z);
+    precise float tr = (c00 + c11) + c22;
+    tr_out = tr;
+    bool r0 = c00 >= c11 && c00 >= c22, r1 = !r0 && c11 >= c22;
+    g_F = r0 ? 0u : r1 ? 1u : 2u; // weighted variance c_cc = wg_c x the channel's variance in grid units
+    g_O1 = g_F == 0u ? 1u : 0u;
+    g_O2 = g_F == 2u ? 1u : 2u;
+    precise float v0 = r0 ? c00 : r1 ? c01 : c02, v1 = r0 ? c01 : r1 ? c11 : c12, v2 = r0 ? c02 : r1 ? c12 : c22;
+    [[dont_unroll]] for (int it = 0; it < 2; it++) {
+        precise float w0 = (mr(c00, v0) + mr(c01, v1)) + mr(c02, v2);
+        precise float w1 = (mr(c01, v0) + mr(c11, v1)) + mr(c12, v2);
+        precise float w2 = (mr(c02, v0) + mr(c12, v1)) + mr(c22, v2);
+        v0 = w0; v1 = w1; v2 = w2;
+    }
+    float mx = abs(v0) > abs(v1) ? abs(v0) : abs(v1);
+    mx = abs(v2) > mx ? abs(v2) : mx;
+    vec3 axis;
+    if (!(tr > 0.0) || !(mx > 1e-30) || !(mx < 1e30)) {
+        axis = vec3(1.0);
+    } else {
+        float rm = fdiv_rn(1.0, mx);
+        axis = mr3(vec3(mr(v0, rm), mr(v1, rm), mr(v2, rm)), sw);
+    }
+    // ranks along the axis (cf_sort: sortable key bits, ties by texel index)
+    [[dont_unroll]] for (uint t = 0u; t < 16u; t++) {
+        vec3 c = X(t);
+        precise float f = ((mr(c.x, axis.x) + mr(c.y, axis.y)) + mr(c.z, axis.z)) + 0.0;
+        uint kb = floatBitsToUint(f);
+        s_p3[t * WG + g_lid] = (kb & 0x80000000u) != 0u ? ~kb : (kb | 0x80000000u);
+    }
+    // the texel of each rank, 4 bits each, into 2 words
+    uint pos0 = 0u, pos1 = 0u;
+    g_pos0 = 0u; g_pos1 = 0u;
+    [[dont_unroll]] for (uint t = 0u; t < 16u; t++) {
+        uint kt = s_p3[t * WG + g_lid], rank = 0u;
+        [[dont_unroll]] for (uint u = 0u; u < 16u; u++) {
+            uint ku = s_p3[u * WG + g_lid];
+            rank += (ku < kt || (ku == kt && u < t)) ? 1u : 0u;
+        }
+        if (rank < 8u) pos0 |= t << (4u * rank);
+        else pos1 |= t << (4u * (rank - 8u));
+    }
+    // prefix sums in grid units
+    const vec3 grid = vec3(F_31_255, F_63_255, F_31_255);
+    precise vec3 pre = vec3(0.0);
+    [[dont_unroll]] for (uint i = 0u; i <= 16u; i++) {
+        if (i > 0u) {
+            uint r = i - 1u;
+            uint t = ((r < 8u ? pos0 >> (4u * r) : pos1 >> (4u * (r - 8u)))) & 15u;
+            pre = pre + X(t);
+        }
+        vec3 pg = mr3(pre, grid);
+        vec3 p3 = mr3s(pg, F_1_3), p2 = pg * 0.5;
+        s_p3[i * WG + g_lid] = floatBitsToUint(p3.x); s_p3[(17u + i) * WG + g_lid] = floatBitsToUint(p3.y);
+        s_p3[(34u + i) * WG + g_lid] = floatBitsToUint(p3.z);
+        if ((CF_OPT & 32u) == 0u) {
+            s_p2[i * WG + g_lid] = floatBitsToUint(p2.x); s_p2[(17u + i) * WG + g_lid] = floatBitsToUint(p2.y);
+            s_p2[(34u + i) * WG + g_lid] = floatBitsToUint(p2.z);
+        }
+    }
+    g_gtot = mr3(pre, grid);
+    g_pos0 = pos0; g_pos1 = pos1;
+    vec3 g2 = mr3(grid, grid);
+    g_wg = vec3(fdiv_rn(cw.x, g2.x), fdiv_rn(cw.y, g2.y), fdiv_rn(cw.z, g2.z));
+    if ((CF_OPT & 8u) != 0u) {
+        // Q_c = sum over the texels of (x grid_c)^2 / 2: the exact search error of channel c, (SSE_c - 2 Q_c) / 2
+        // in grid units, is never below -Q_c (SSE >= 0, whatever the endpoints)
+        precise vec3 q = vec3(0.0);
+        [[dont_unroll]] for (uint t = 0u; t < 16u; t++) {
+            vec3 xg = fm3(X(t), grid);
+            q = q + fm3(xg, xg);
+        }
+        q = q * 0.5;
+        const vec3 top = TOP;
+        // margin: > 300 ulps of every intermediate of the error (|e_c| <= top (20 top + 2 gt) in grid units,
+        // with Ah, Bh <= 8 and C <= 4), of the tables' and prefix sums' own rounding and of Q's
+        vec3 mag = top * (20.0 * top + 3.0 * g_gtot);
+        float margin = 2e-5 * dot(g_wg, mag) + 1e-5 * dot(g_wg, q) + 8.0;
+        vec3 wq = g_wg * q;
+        g_rest = (g_F == 0u ? wq.y + wq.z : g_F == 1u ? wq.x + wq.z : wq.x + wq.y) + margin;
+        g_rest2 = comp(wq, g_O2) + margin;
+    }
+    return true;
+}
+
+// CF_OPT bit 5: the prefix sums / 2 into s_p3 (setup_block's operations), once the four-colour search is done.
+void prefix_p2()
+{
+    const vec3 grid = vec3(F_31_255, F_63_255, F_31_255);
+    precise vec3 pre = vec3(0.0);
+    [[dont_unroll]] for (uint i = 0u; i <= 16u; i++) {
+        if (i > 0u) {
+            uint r = i - 1u;
+            uint t = ((r < 8u ? g_pos0 >> (4u * r) : g_pos1 >> (4u * (r - 8u)))) & 15u;
+            pre = pre + X(t);
+        }
+        vec3 pg = mr3(pre, grid);
+        vec3 p2 = pg * 0.5;
+        s_p3[i * WG + g_lid] = floatBitsToUint(p2.x); s_p3[(17u + i) * WG + g_lid] = floatBitsToUint(p2.y);
+        s_p3[(34u + i) * WG + g_lid] = floatBitsToUint(p2.z);
+    }
+}
+
+// One four-colour entry e of the search (PRE: statement before the sums, PI: P3(i) or its copy), and
+// one three-colour entry: keep the two best / the best, first on ties (entries in table order).
+#define SEARCH4(PRE, PI) \
+    uint o = g_tab + 3u * e; \
+    uvec4 w0 = cft.v[o], w1 = cft.v[o + 1u]; \
+    float pen = uintBitsToFloat(cft.v[o + 2u].x); \
+    uint ix = w0.w; \
+    uint i = ix & 255u, j = (ix >> 8u) & 255u, k = (ix >> 16u) & 255u; \
+    PRE \
+    precise vec3 ax = PI + (P3(j) + P3(k)); \
+    vec3 a, bb; \
+    float err = (CF_OPT & 8u) != 0u ? cf_err_bound(w0, w1, pen, ax, g_max ? e1 : e0) : cf_err(w0, w1, pen, ax, a, bb); \
+    if (err < e0) { e1 = e0; i1 = i0; e0 = err; i0 = e; } \
+    else if (err < e1) { e1 = err; i1 = e; }
+#define SEARCH3 \
+    uint o = g_tab + 3u * e; \
+    uvec4 w0 = cft.v[o], w1 = cft.v[o + 1u]; \
+    float pen = uintBitsToFloat(cft.v[o + 2u].x); \
+    uint ix = w0.w; \
+    uint i = ix & 255u, j = (ix >> 8u) & 255u; \
+    precise vec3 ax = P2(i) + P2(j); \
+    vec3 a, bb; \
+    float err = (CF_OPT & 8u) != 0u ? cf_err_bound(w0, w1, pen, ax, e3) : cf_err(w0, w1, pen, ax, a, bb); \
+    if (err < e3) { e3 = err; i3 = e; }
+
+void main()
+{
+    g_lid = gl_LocalInvocationID.x;
+    g_max = is_max();
+    const uvec4 head = cft.v[0];
+    g_one = uintBitsToFloat(head.z);
+    g_tab = (3u + 9u * (head.x + head.y) + 3u) / 4u;
+    const uint nblocks = pc.blocks_x * pc.blocks_y;
+    const uint b = group_linear() * gl_WorkGroupSize.x + g_lid;
+    if (b >= nblocks) return;
+    float tr;
+    if (!setup_block(b, tr)) {
+        fb.words[b] = 1u;
+        return;
+    }
+    // the search: every entry in table order (uniform loads), first smallest kept on ties
+    float e0 = F_INF, e1 = F_INF, e3 = F_INF;
+    uint i0 = 0u, i1 = 0u, i3 = 0u;
+    const uint n4 = head.x, n3 = FOUR_ANY ? 0u : head.y;
+    if ((CF_OPT & 4u) != 0u) {
+        // the driver may unroll these (trip counts from the buffer: glslc leaves them rolled)
+        if ((CF_OPT & 2u) != 0u) {
+            uint ci = 0xffffffffu;
+            vec3 pi = vec3(0.0);
+            for (uint e = 0u; e < n4; e++) { SEARCH4(if (i != ci) { ci = i; pi = P3(i); }, pi) }
+        } else {
+            for (uint e = 0u; e < n4; e++) { SEARCH4(, P3(i)) }
+        }
+    } else {
+        if ((CF_OPT & 2u) != 0u) {
+            uint ci = 0xffffffffu;
+            vec3 pi = vec3(0.0);
+            [[dont_unroll]] for (uint e = 0u; e < n4; e++) { SEARCH4(if (i != ci) { ci = i; pi = P3(i); }, pi) }
+        } else {
+            [[dont_unroll]] for (uint e = 0u; e < n4; e++) { SEARCH4(, P3(i)) }
+        }
+    }
+    // the four-colour candidates' endpoints while P3 is there
+    uint ca0 = 0u, cb0 = 0u, ca1 = 0u, cb1 = 0u;
+    if (e0 < 1e29) entry_endpoints(i0, true, ca0, cb0);
+    if (e1 < 1e29 && is_max()) entry_endpoints(i1, true, ca1, cb1);
+    if ((CF_OPT & 32u) != 0u && n3 > 0u) prefix_p2();
+    if ((CF_OPT & 4u) != 0u) {
+        for (uint e = n4; e < n4 + n3; e++) { SEARCH3 }
+    } else {
+        [[dont_unroll]] for (uint e = n4; e < n4 + n3; e++) { SEARCH3 }
+    }
+    // the candidates in the CPU's order (four-colour best, second, three-colour best); the CPU drops
+    // those at or above 1e29 (penalised rank-1 partitions)
+    float be = F_INF;
+    uint c0 = 0u, c1 = 0u, idx = 0u;
+    [[dont_unroll]] for (uint c = 0u; c < 3u; c++) {
+        float ce = c == 0u ? e0 : c == 1u ? e1 : e3;
+        if (c == 1u && !is_max()) continue;
+        if (!(ce < 1e29)) continue;
+        uint ca = c == 0u ? ca0 : ca1, cb = c == 0u ? cb0 : cb1;
+        if (c == 2u) entry_endpoints(i3, false, ca, cb);
+        Sol s = score(ca, cb, c < 2u);
+        if (is_max()) {
+            refine_ls(s);
+            refine_exact(s);
+        }
+        if (s.err < be) { be = s.err; c0 = s.c0; c1 = s.c1; idx = s.idx; }
+    }
+    // no rank-2 partition (the CPU's fast fallback), or the spread is below the error (the CPU tries the
+    // exact pair of the mean): the CPU encodes the block
+    bool cpu = !(be < F_INF) || tr < be;
+    if (!cpu) write_colour(b, c0, c1, idx);
+    fb.words[b] = cpu ? 1u : 0u;
+}
