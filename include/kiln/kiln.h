@@ -402,7 +402,11 @@ typedef enum kiln_mip_strategy {
     KILN_MIP_STRATEGY_PER_LEVEL = 2,   /* one compute dispatch and barrier per level */
     KILN_MIP_STRATEGY_SUBGROUP = 3,    /* subgroup-shuffle reduction, up to 5 levels per dispatch */
     KILN_MIP_STRATEGY_PYRAMID = 4,     /* nvpro_pyramid-style fast (<= 6 levels) + general (2 levels) stages */
-    KILN_MIP_STRATEGY_SINGLE_PASS = 5, /* every level in one dispatch (last-arriving workgroups continue) */
+    KILN_MIP_STRATEGY_SINGLE_PASS = 5, /* last-arriving workgroups continue (atomic counters): the general path
+                                          (shaders/mip_tile.comp; KILN_GPU_MIP_FAST=0) makes every level in one
+                                          dispatch for any size; the fast box path (default) runs the pyramid's
+                                          plan with the chain's tail fused into its last small stage (one
+                                          dispatch for small images; 2-3 at 1080p; docs/PERFORMANCE.md) */
     KILN_MIP_STRATEGY_BASELINE = 6     /* bench only: reads the base, writes every level WITHOUT reducing
                                           (wrong values; refused by kiln_mip_generate/kiln_mip_texture) */
 } kiln_mip_strategy;

@@ -48,7 +48,7 @@ static void help(void)
            "    --alpha M           weighted (default), separate, premultiplied\n"
            "    --alpha-coverage R  keep the alpha-test coverage at reference R on every level\n"
            "    --normal            normal map: renormalised on every level\n"
-           "    --mip-strategy S    on the GPU: auto (single-pass), per-level, subgroup, pyramid, blit\n"
+           "    --mip-strategy S    on the GPU: auto (pyramid), per-level, subgroup, pyramid, single-pass, blit\n"
            "  --zstd N              KTX2: zstd supercompression level 1..22 (default: none)\n"
            "  --dx10, --dx9         DDS: force the DX10 or the legacy header (default: legacy where possible)\n"
            "  -o, --output F        output file; .ktx2 (or .ktx) writes KTX2, .dds writes DDS\n"

@@ -31,7 +31,7 @@ static void help(void)
            "  --zstd N                KTX2 zstd supercompression level 1..22 (default none)\n"
            "  --backend auto|cpu|vulkan  where the chain is made (default auto: the GPU when a real one is\n"
            "                          present; vulkan: the GPU, lavapipe included); --device N picks one\n"
-           "  --mip-strategy S        GPU strategy: auto (= single-pass), per-level, subgroup, pyramid,\n"
+           "  --mip-strategy S        GPU strategy: auto (pyramid's fast plan), per-level, subgroup, pyramid,\n"
            "                          single-pass, blit (vkCmdBlitImage: inexact on odd sizes, no alpha\n"
            "                          weighting, keeps the input format). The GPU covers the box filter,\n"
            "                          and with auto / per-level the other filters, --normal and\n"
