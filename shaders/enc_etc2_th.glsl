@@ -585,15 +585,21 @@ void sort_splits(inout uint pmask[16], inout double psse[16], int np)
 
 // kiln__etc2_th_search's evaluation of one partition: T / H from the quantised group means, then up to
 // `recenter` re-centring passes while they lower the error
-Sol eval_partition(uint mask, int recenter)
+// the two groups' means of a partition, quantised to 4 bits per channel
+void partition_centres(uint mask, out ivec3 a, out ivec3 b)
 {
     double ma[3], mb[3];
     group_means(mask, ma, mb);
-    ivec3 a, b;
     for (int ch = 0; ch < 3; ch++) {
         a[ch] = quant4(ma[ch]);
         b[ch] = quant4(mb[ch]);
     }
+}
+
+Sol eval_partition(uint mask, int recenter)
+{
+    ivec3 a, b;
+    partition_centres(mask, a, b);
     Sol local;
     local.mode = MODE_NONE;
     local.c0 = ivec3(0);
@@ -1046,13 +1052,8 @@ bool flat_next(inout Sol best, out int mode, out ivec3 ea, out ivec3 eb, int rec
             while (fs_k < fs_cnt && ((fs_pw.w >> (8 + fs_k)) & 1u) != 0u) fs_k++;
             if (fs_k < fs_cnt) {
                 uint mask = (fs_pw[fs_k >> 1] >> (16 * (fs_k & 1))) & 0xFFFFu;
-                double ma[3], mb[3];
-                group_means(mask, ma, mb);
                 ivec3 a, b;
-                for (int ch = 0; ch < 3; ch++) {
-                    a[ch] = quant4(ma[ch]);
-                    b[ch] = quant4(mb[ch]);
-                }
+                partition_centres(mask, a, b);
                 fs_local.mode = MODE_NONE;
                 fs_local.c0 = ivec3(0);
                 fs_local.c1 = ivec3(0);

@@ -506,40 +506,13 @@ static void mf_res_free_cb(kiln_gpu *gpu, void *run)
     free(run);
 }
 
-kiln_status kiln__gpu_mip_filter_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job,
-                                        uint32_t align_bytes, kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev)
+/* The filter chain recorded into cmd for a device-resident caller (dev describes its buffers); fill (may
+ * be NULL) writes the base on the device (16-bit sources), unorm16 makes 16-bit levels; nm names a normal map
+ * in dev->what. */
+static kiln_status mf_dev_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job, uint32_t align_bytes,
+                                 kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev, kiln__gpu_mip_fill_fn fill,
+                                 void *user, int unorm16, const char *nm)
 {
-    if (job->alpha_coverage_ref > 0.0f)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
-                          "device-resident GPU mipmaps: alpha coverage scales alpha on the host (the chain is read back)");
-    mf_res *r = kiln__calloc(ctx, 1, sizeof *r);
-    if (!r) return KILN_ERR_OUT_OF_MEMORY;
-    dev->gpu = gpu;
-    dev->run = r;
-    dev->free_run = mf_res_free_cb;
-    KILN_TRY(mf_prepare(ctx, gpu, job, align_bytes / 4, 1, r));
-    kiln__gpu_mip_poison(cmd->cb, (VkBuffer[]){r->out.dev.buffer, r->chain.dev.buffer, r->inter.buffer}, 3);
-    KILN_TRY(mf_record(ctx, cmd, r, 0, qp));
-    dev->in = r->in.dev.buffer;
-    dev->out = r->out.dev.buffer;
-    dev->image_stride = r->out_w * 4;
-    for (uint32_t l = 1; l < r->L; l++) dev->off[l] = (VkDeviceSize)r->table[P_LEVEL + 4 * l + 3] * 4;
-    dev->dispatches = 2 * (r->L - 1);
-    snprintf(dev->what, sizeof dev->what, "%s filter%s", filter_name(job->filter), job->normal_map ? " (normal map)" : "");
-    return KILN_OK;
-}
-
-/* ---- 16-bit sources, device-resident (helper mip16b; gpu_mip16.h) ---- */
-
-kiln_status kiln__gpu_mip16_filter_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job,
-                                          uint32_t align_bytes, kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev,
-                                          kiln__gpu_mip_fill_fn fill, void *user, int unorm16)
-{
-    memset(dev, 0, sizeof *dev);
-    if (!job || !job->images || job->images[0].type != KILN_PIXEL_F32 || job->alpha_coverage_ref > 0.0f)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident 16-bit mipmaps: a decoded base, no alpha coverage");
-    if (align_bytes == 0 || align_bytes % 4 != 0)
-        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmap filters: level alignment %u", align_bytes);
     mf_res *r = kiln__calloc(ctx, 1, sizeof *r);
     if (!r) return KILN_ERR_OUT_OF_MEMORY;
     dev->gpu = gpu;
@@ -556,7 +529,29 @@ kiln_status kiln__gpu_mip16_filter_record(kiln_context *ctx, kiln_gpu *gpu, cons
     dev->image_stride = r->out_w * 4;
     for (uint32_t l = 1; l < r->L; l++) dev->off[l] = (VkDeviceSize)r->table[P_LEVEL + 4 * l + 3] * 4;
     dev->dispatches = 2 * (r->L - 1) + (fill ? 1u : 0u);
-    snprintf(dev->what, sizeof dev->what, "%s filter%s", filter_name(job->filter),
-             job->normal_map ? " (16-bit normal map)" : "");
+    snprintf(dev->what, sizeof dev->what, "%s filter%s", filter_name(job->filter), job->normal_map ? nm : "");
     return KILN_OK;
+}
+
+kiln_status kiln__gpu_mip_filter_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job,
+                                        uint32_t align_bytes, kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev)
+{
+    if (job->alpha_coverage_ref > 0.0f)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "device-resident GPU mipmaps: alpha coverage scales alpha on the host (the chain is read back)");
+    return mf_dev_record(ctx, gpu, job, align_bytes, cmd, qp, dev, NULL, NULL, 0, " (normal map)");
+}
+
+/* ---- 16-bit sources, device-resident (helper mip16b; gpu_mip16.h) ---- */
+
+kiln_status kiln__gpu_mip16_filter_record(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job,
+                                          uint32_t align_bytes, kiln_vk_cmd *cmd, VkQueryPool qp, kiln__gpu_mip_dev *dev,
+                                          kiln__gpu_mip_fill_fn fill, void *user, int unorm16)
+{
+    memset(dev, 0, sizeof *dev);
+    if (!job || !job->images || job->images[0].type != KILN_PIXEL_F32 || job->alpha_coverage_ref > 0.0f)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident 16-bit mipmaps: a decoded base, no alpha coverage");
+    if (align_bytes == 0 || align_bytes % 4 != 0)
+        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "GPU mipmap filters: level alignment %u", align_bytes);
+    return mf_dev_record(ctx, gpu, job, align_bytes, cmd, qp, dev, fill, user, unorm16, " (16-bit normal map)");
 }
