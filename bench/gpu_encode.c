@@ -309,6 +309,10 @@ int main(int argc, char **argv)
         printf("- BC4-style max design: %s\n", bc4max && strcmp(bc4max, "v1") == 0 ? "v1 (workgroup per task)" : "quadtree (invocation per task)");
         const char *eacp = getenv("KILN_GPU_EAC_PRUNE"); /* EAC kiln design pruning (enc_eac.comp PRUNE) */
         printf("- EAC prune variant: %s\n", eacp && eacp[0] >= '0' && eacp[0] <= '3' && !eacp[1] ? eacp : "0 (default)");
+        /* BC1/BC3 high/max cluster fit (helper bc1split): design, design-3 code variant, workgroup */
+        const char *cfd = getenv("KILN_GPU_CF_DESIGN"), *cfo = getenv("KILN_GPU_CF_OPT"), *cfl = getenv("KILN_GPU_CF_LOCAL");
+        printf("- BC1 cluster fit: design %s, KILN_GPU_CF_OPT %s, KILN_GPU_CF_LOCAL %s\n", cfd && cfd[0] ? cfd : "default",
+               cfo && cfo[0] ? cfo : "default", cfl && cfl[0] ? cfl : "default");
     }
     printf("- command:");
     for (int i = 0; i < argc; i++) printf(" %s", argv[i]);

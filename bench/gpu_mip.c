@@ -4,7 +4,8 @@
  * run) and warm (back-to-back), the ratio to `baseline` (reads level 0, writes every level without
  * reducing: the practical speed of light) and to `blit` (the vkCmdBlitImage chain), and the speed of
  * light from a measured vkCmdCopyBuffer moving the same bytes (read level 0 + write levels 1..L-1):
- * SoL = copy time, eff = SoL / cold min.
+ * SoL = copy time, eff = SoL / cold min; `dispatches` = the strategy's plan (kiln__gpu_mip_plan_dispatches:
+ * single-pass is 1 for every size; KILN_GPU_MIP_PLAN=1 prints the plans on stderr).
  *
  * usage: gpu_mip [--runs N] [--sizes WxH[xCOUNT],...] [--strategies a,b,...] [--alpha] [--device N] [--quick]
  *                [--check]
@@ -80,6 +81,24 @@ static const char *sname(int s, char *buf, size_t n)
     int b = s & ~GPU_MIP_VARIANTS;
     snprintf(buf, n, "%s%s", b >= 0 && b < 7 ? names[b] : "?",
              (s & KILN__GPU_MIP_BENCH_GENERAL) ? "-general" : (s & KILN__GPU_MIP_BENCH_EVEN) ? "-even" : "");
+    return buf;
+}
+
+/* Dispatches of strategy s's plan for `count` w x h images (gpu_mip.c kiln__gpu_mip_plan_dispatches under the
+ * variant's KILN_GPU_MIP_FAST): baseline 1, blit "-" (vkCmdBlitImage, no dispatch). */
+static const char *disp_of(int s, uint32_t w, uint32_t h, uint32_t count, char *buf, size_t n)
+{
+    const int b = s & ~GPU_MIP_VARIANTS;
+    if (b == KILN_MIP_STRATEGY_BLIT) return "-";
+    if (b == KILN_MIP_STRATEGY_BASELINE) return "1";
+    const char *env = getenv("KILN_GPU_MIP_FAST");
+    char saved[16] = "";
+    if (env) snprintf(saved, sizeof saved, "%s", env);
+    if (s & KILN__GPU_MIP_BENCH_GENERAL) setenv("KILN_GPU_MIP_FAST", "0", 1);
+    if (s & KILN__GPU_MIP_BENCH_EVEN) setenv("KILN_GPU_MIP_FAST", "1", 1);
+    snprintf(buf, n, "%u", kiln__gpu_mip_plan_dispatches(w, h, kiln_mip_level_count(w, h), count, b, NULL, 0));
+    if (env) setenv("KILN_GPU_MIP_FAST", saved, 1);
+    else unsetenv("KILN_GPU_MIP_FAST");
     return buf;
 }
 
@@ -690,8 +709,9 @@ int main(int argc, char **argv)
            getenv("KILN_GPU_MIP_FAST") && getenv("KILN_GPU_MIP_FAST")[0] == '0' ? "off (KILN_GPU_MIP_FAST=0)"
            : getenv("KILN_GPU_MIP_FAST") && !strcmp(getenv("KILN_GPU_MIP_FAST"), "1") ? "even levels only (KILN_GPU_MIP_FAST=1)"
                                                                                   : "on");
-    printf("| size | MB moved | SoL us | strategy | cold min | cold med | warm min | warm med | x baseline | x blit | eff |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("| size | MB moved | SoL us | strategy | dispatches | cold min | cold med | warm min | warm med | x baseline | x blit "
+           "| eff |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     double *ms = calloc((size_t)nstrat * 2 * runs, sizeof *ms);
     if (!ms) return 1;
     int rc = 0;
@@ -704,7 +724,7 @@ int main(int argc, char **argv)
         if (sz->count > 1) snprintf(label, sizeof label, "%u x %ux%u", sz->count, sz->w, sz->h);
         else snprintf(label, sizeof label, "%ux%u", sz->w, sz->h);
         if (st != KILN_OK) {
-            printf("| %s | - | - | (failed: %s) | | | | | | | |\n", label, kiln_last_error(ctx));
+            printf("| %s | - | - | (failed: %s) | | | | | | | | |\n", label, kiln_last_error(ctx));
             rc = 1;
             continue;
         }
@@ -719,16 +739,18 @@ int main(int argc, char **argv)
             if (blit_min > 0.0 && cmin > 0.0) snprintf(rblit, sizeof rblit, "%.2f", cmin / blit_min);
             if (base_min > 0.0 && cmin > 0.0) snprintf(ratio, sizeof ratio, "%.2f", cmin / base_min);
             if (copy_ms > 0.0 && cmin > 0.0) snprintf(eff, sizeof eff, "%.0f%%", 100.0 * copy_ms / cmin);
+            char db[16];
+            const char *disp = disp_of(strategies[s], sz->w, sz->h, sz->count, db, sizeof db);
             if (cmin < 0.0) {
                 char nb[48];
-                printf("| %s | %.2f | %.1f | %s | n/a | | | | | | |\n", s == 0 ? label : "", bytes / 1e6, copy_ms * 1e3,
-                       sname(strategies[s], nb, sizeof nb));
+                printf("| %s | %.2f | %.1f | %s | %s | n/a | | | | | | |\n", s == 0 ? label : "", bytes / 1e6,
+                       copy_ms * 1e3, sname(strategies[s], nb, sizeof nb), disp);
                 continue;
             }
             char nb[48];
-            printf("| %s | %.2f | %.1f | %s | %.1f | %.1f | %.1f | %.1f | %s | %s | %s |\n", s == 0 ? label : "",
-                   bytes / 1e6, copy_ms * 1e3, sname(strategies[s], nb, sizeof nb), cmin * 1e3, cmed * 1e3, wmin * 1e3, wmed * 1e3,
-                   ratio, rblit, eff);
+            printf("| %s | %.2f | %.1f | %s | %s | %.1f | %.1f | %.1f | %.1f | %s | %s | %s |\n", s == 0 ? label : "",
+                   bytes / 1e6, copy_ms * 1e3, sname(strategies[s], nb, sizeof nb), disp, cmin * 1e3, cmed * 1e3,
+                   wmin * 1e3, wmed * 1e3, ratio, rblit, eff);
         }
         fflush(stdout);
     }

@@ -8,9 +8,14 @@
  * and whether the bytes equal the host path's (BC6H from 8/16-bit: n/a, the host path encodes BC6H on the CPU).
  * Exit 1 when a resident run does not take the resident path or bytes differ where they must not.
  *
- * usage: gpu_mip16 [--size WxH] [--runs N] [--cases a,b,...]
+ * usage: gpu_mip16 [--size WxH] [--runs N] [--cases a,b,...] [--verbose] (the library's per-run lines on stderr)
  *   cases: normal-bc5 (16-bit normal map, box, BC5), normal-kaiser-bc5, bc6h-u16 (box, BC6H UF16 fast),
- *          kaiser-bc1 (16-bit, Kaiser, BC1 sRGB normal), kaiser-bc6h-u16, bc6h-u8 (8-bit, box, BC6H fast)
+ *          kaiser-bc1 (16-bit, Kaiser, BC1 sRGB normal), kaiser-bc6h-u16, bc6h-u8 (8-bit, box, BC6H fast);
+ *          helper mipfall's (--alpha-coverage 0.5 on a smooth alpha): cov-pyramid-bc3, cov-subgroup-bc3, cov-sp-bc3
+ *          (8-bit, BC3 normal, that strategy), cov-auto-bc3 (the strategy resident before), cov-bc3-u16,
+ *          cov-bc6h-u8, cov-bc6h-u16 (BC6H fast: the resident path skips the coverage passes, BC6H has no alpha),
+ *          blit-bc3-u16 (16-bit, the blit strategy: the host-decoded base blitted as RGBA32F), cov-bc5 (8-bit BC5 with
+ *          coverage: a format without alpha, the coverage passes skipped)
  * Default 4096x4096, 3 runs, every case. Lavapipe is accepted (KILN_ALLOW_CPU_VULKAN=1 is set). */
 #include "core/internal.h"
 #include "gpu/gpu.h"
@@ -47,20 +52,32 @@ typedef struct bcase {
     int u16, normal, filter;
     kiln_format format;
     kiln_quality quality;
+    int strategy;   /* kiln_mip_strategy (0: auto) */
+    float coverage; /* --alpha-coverage (0: off); the image then has a smooth alpha */
 } bcase;
 
 static const bcase cases[] = {
-    {"normal-bc5", 1, 1, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC5_UNORM, KILN_QUALITY_NORMAL},
-    {"normal-kaiser-bc5", 1, 1, KILN_MIP_FILTER_KAISER, KILN_FORMAT_BC5_UNORM, KILN_QUALITY_NORMAL},
-    {"bc6h-u16", 1, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST},
-    {"kaiser-bc1", 1, 0, KILN_MIP_FILTER_KAISER, KILN_FORMAT_BC1_RGB_SRGB, KILN_QUALITY_NORMAL},
-    {"kaiser-bc6h-u16", 1, 0, KILN_MIP_FILTER_KAISER, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST},
-    {"bc6h-u8", 0, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST},
+    {"normal-bc5", 1, 1, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC5_UNORM, KILN_QUALITY_NORMAL, 0, 0.0f},
+    {"normal-kaiser-bc5", 1, 1, KILN_MIP_FILTER_KAISER, KILN_FORMAT_BC5_UNORM, KILN_QUALITY_NORMAL, 0, 0.0f},
+    {"bc6h-u16", 1, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, 0.0f},
+    {"kaiser-bc1", 1, 0, KILN_MIP_FILTER_KAISER, KILN_FORMAT_BC1_RGB_SRGB, KILN_QUALITY_NORMAL, 0, 0.0f},
+    {"kaiser-bc6h-u16", 1, 0, KILN_MIP_FILTER_KAISER, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, 0.0f},
+    {"bc6h-u8", 0, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, 0.0f},
+    /* helper mipfall: before, the host path (and for explicit strategies with coverage an error on the GPU) */
+    {"cov-pyramid-bc3", 0, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC3_UNORM, KILN_QUALITY_NORMAL, KILN_MIP_STRATEGY_PYRAMID, 0.5f},
+    {"cov-subgroup-bc3", 0, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC3_UNORM, KILN_QUALITY_NORMAL, KILN_MIP_STRATEGY_SUBGROUP, 0.5f},
+    {"cov-sp-bc3", 0, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC3_UNORM, KILN_QUALITY_NORMAL, KILN_MIP_STRATEGY_SINGLE_PASS, 0.5f},
+    {"cov-auto-bc3", 0, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC3_UNORM, KILN_QUALITY_NORMAL, 0, 0.5f},
+    {"cov-bc3-u16", 1, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC3_UNORM, KILN_QUALITY_NORMAL, 0, 0.5f},
+    {"blit-bc3-u16", 1, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC3_UNORM, KILN_QUALITY_NORMAL, KILN_MIP_STRATEGY_BLIT, 0.0f},
+    {"cov-bc5", 0, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC5_UNORM, KILN_QUALITY_NORMAL, 0, 0.5f},
+    {"cov-bc6h-u8", 0, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, 0.5f},
+    {"cov-bc6h-u16", 1, 0, KILN_MIP_FILTER_BOX, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, 0.5f},
 };
 
 /* Synthetic texels: 16-bit normal maps get unit normals of a bumpy surface (x, y, z mapped to 0.5 n + 0.5);
  * other images flat 8x8 patches and hashed noise (as bench/gpu_mip.c --16bit). */
-static int synth(uint32_t w, uint32_t h, int u16, int normal, kiln_image *img)
+static int synth(uint32_t w, uint32_t h, int u16, int normal, int alpha, kiln_image *img)
 {
     if (kiln_image_alloc(NULL, img, w, h, u16 ? KILN_PIXEL_U16 : KILN_PIXEL_U8) != KILN_OK) return -1;
     img->channels = 4;
@@ -83,9 +100,10 @@ static int synth(uint32_t w, uint32_t h, int u16, int normal, kiln_image *img)
                 uint16_t *p = (uint16_t *)img->pixels + i * 4;
                 uint32_t lo = (uint32_t)i * 40503u;
                 for (int c = 0; c < 4; c++) p[c] = (uint16_t)(((v >> (8 * c)) & 255u) << 8 | ((lo >> (8 * c)) & 255u));
-                p[3] = 65535;
+                p[3] = alpha ? (uint16_t)(32767.5 + 32767.0 * sin(x * 0.011) * cos(y * 0.017)) : 65535;
             } else {
                 v |= 0xff000000u;
+                if (alpha) v = (v & 0xffffffu) | (uint32_t)(127.5 + 127.0 * sin(x * 0.011) * cos(y * 0.017)) << 24;
                 memcpy((uint8_t *)img->pixels + i * 4, &v, 4);
             }
         }
@@ -129,13 +147,15 @@ int main(int argc, char **argv)
 {
     uint32_t W = 4096, H = 4096, runs = 3;
     const char *want = NULL;
+    int verbose = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--size") && next && sscanf(next, "%ux%u", &W, &H) == 2) i++;
         else if (!strcmp(a, "--runs") && next) runs = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--cases") && next) want = argv[++i];
+        else if (!strcmp(a, "--verbose")) verbose = 1;
         else {
-            fprintf(stderr, "usage: gpu_mip16 [--size WxH] [--runs N] [--cases a,b,...]\n");
+            fprintf(stderr, "usage: gpu_mip16 [--size WxH] [--runs N] [--cases a,b,...] [--verbose]\n");
             return 2;
         }
     }
@@ -144,6 +164,7 @@ int main(int argc, char **argv)
     setenv("KILN_ALLOW_CPU_VULKAN", "1", 1);
     kiln_context_params cp;
     kiln_context_params_init(&cp);
+    cp.verbose = verbose;
     kiln_context *ctx = NULL;
     if (kiln_context_create(&cp, &ctx) != KILN_OK || !ctx) return 1;
     const kiln_gpu_info *gi = kiln_context_gpu(ctx);
@@ -168,13 +189,15 @@ int main(int argc, char **argv)
             if (!p || (p != want && p[-1] != ',') || (p[n] != 0 && p[n] != ',')) continue;
         }
         kiln_image img;
-        if (synth(W, H, k->u16, k->normal, &img)) return 1;
+        if (synth(W, H, k->u16, k->normal, k->coverage > 0.0f, &img)) return 1;
         kiln_encode_params ep;
         kiln_encode_params_init(&ep, k->format, k->quality);
         kiln_mip_params mp;
         kiln_mip_params_init(&mp);
         mp.normal_map = k->normal;
         mp.filter = (kiln_mip_filter)k->filter;
+        mp.strategy = (kiln_mip_strategy)k->strategy;
+        mp.alpha_coverage_ref = k->coverage;
         const kiln_format_info *fi = kiln_format_get_info(k->format);
         const int bc6h_int = k->format == KILN_FORMAT_BC6H_UFLOAT || k->format == KILN_FORMAT_BC6H_SFLOAT;
         kiln_texture ref;

@@ -16,7 +16,9 @@
 // CF_OPT bit 0 plain `precise` products (only correct where the driver honours NoContraction; tested
 // against the CPU bytes on the device). The refit and the covariance keep mr() (fp64), as design 2.
 // No loop with float arithmetic is [[unroll]] (glslc -O's unroller drops NoContraction).
-// No barriers after the texel load, no subgroup operations: any subgroup size and lane order work.
+// No barriers after the texel load, no subgroup operations: any subgroup size and lane order work (the
+// split's per-candidate refine pass, CF_OPT bit 10, has two workgroup barriers in uniform control flow).
+// CF_OPT bit 7 splits the kernel into a search pass and a refine pass (helper bc1split; see below).
 #include "enc_bc_common.glsl"
 layout(local_size_x_id = 0) in;
 #include "enc_bc1.glsl"
@@ -38,20 +40,53 @@ layout(std430, binding = 3) readonly buffer CfTab { uvec4 v[]; } cft;
 //        two differ only for NaN (the inputs are finite) and in the sign of a zero a or b, which can change
 //        only the sign of a zero error term, and err = pen (+0 for every entry kept) + es is then +0 either
 //        way, and (int)(-0) = 0
+// bit 7: split into two passes (helper bc1split): this shader runs twice, a SEARCH pass (setup and the
+//        table search, without the refinement's code; on the H200 the search pass still took ~120 registers,
+//        the refine pass alone 90) that writes its candidates' 565 endpoint
+//        pairs into the block's output words (four-colour best, second best at max) and the fallback word
+//        (three-colour best as min | max << 16, never 1; 1 = the CPU encodes the block), and, after a
+//        barrier, a REFINE pass (bit 15, set by the host only) that reloads the texels, recomputes the
+//        totals and the spread, scores / refines the candidates in the CPU's order and writes the block
+// bit 8: 8-bit sources: texels read from the source buffer (cached) instead of shared memory (no s_xp:
+//        204 instead of 268 bytes per block in the search with bit 5; none in the refine pass)
+// bit 9: the four-colour search scores two entries per iteration (more independent work per iteration;
+//        kept in table order, so the same entries are kept)
+// bit 10: with bit 7, the refine pass runs one invocation per candidate (3 per block, workgroup 96 = 32
+//        blocks: the host's choice); invocation 0 of the block picks the first best of the three after a
+//        barrier (the CPU's order), so a block's candidates are refined side by side
+// bit 11: the search rounds by (x + 1.5 * 2^23) - 1.5 * 2^23 (two adds) instead of roundEven: exact for the
+//        clamped 0 <= x <= 63 (the sum's ulp is 1, round to nearest even); the constant goes through the
+//        buffer's 1.0 so that the compiler cannot fold the pair
+// bit 12: the search does not load the entries' penalties: every entry the host puts in the buffer has
+//        penalty +0 (bc1_enc_tables.h; the host drops the bit otherwise), and +0 + es is what the search
+//        computes with the constant 0 as well
+// bit 13: the covariance (setup and the refine pass) with 4 texels live at a time (a rolled loop; the same
+//        sums in the same order), for fewer registers
+// bit 14: with bit 9, four entries per iteration instead of two
 layout(constant_id = 5) const uint CF_OPT = 0;
+const bool SPLIT = (CF_OPT & 128u) != 0u;
+const bool REFINE = (CF_OPT & 32768u) != 0u; // the split's second pass (the host adds this bit)
+const bool TEX_GLOBAL = (CF_OPT & 256u) != 0u;
+const bool MULTI = REFINE && (CF_OPT & 1024u) != 0u; // bit 10: 3 invocations per block in the refine pass
 const uint WG = gl_WorkGroupSize.x; // 32 or 64 (the host's choice; shared memory scales with it)
+// blocks per workgroup (texel columns); integer arithmetic only (spirv-opt rejects a Select of spec constants here)
+const uint COLS = WG / (1u + 2u * ((CF_OPT >> 15u) & (CF_OPT >> 10u) & 1u));
 const vec3 TOP = vec3(31.0, 63.0, 31.0);
 
 // texels: 8-bit sources (INPUT_U8) one RGBA8 word each (bc1_enc.c's 0..255 value of an 8-bit channel,
 // u * 257 * (255 / 65535) in float, is exactly u: checked for all 256), else the three floats
-shared uint s_xp[INPUT_U8 != 0u ? 16u * WG : 1u]; // [t][invocation]
-shared float s_x[INPUT_U8 != 0u ? 1u : 48u * WG]; // [ch * 16 + t][invocation]
+shared uint s_xp[(INPUT_U8 != 0u && !TEX_GLOBAL) ? 16u * COLS : 1u]; // [t][block]
+shared float s_x[INPUT_U8 != 0u ? 1u : 48u * COLS]; // [ch * 16 + t][block]
+shared uint s_res[(CF_OPT & 33792u) == 33792u ? 3u * WG : 1u]; // bit 10: per invocation its candidate's error, endpoints, indices
 // prefix sums / 3 in grid units (float bits): [ch * 17 + i][invocation]; before them the sort keys (rows
 // 0..15); with CF_OPT bit 5, after the four-colour search, the prefix sums / 2 (s_p2 then unused)
-shared uint s_p3[51u * WG];
-shared uint s_p2[(CF_OPT & 32u) != 0u ? 1u : 51u * WG]; // prefix sums / 2 (float bits)
+shared uint s_p3[REFINE ? 1u : 51u * WG];
+shared uint s_p2[((CF_OPT & 32u) != 0u || REFINE) ? 1u : 51u * WG]; // prefix sums / 2 (float bits)
 
 uint g_lid;
+float g_magic; // bit 11: 1.5 * 2^23 (times the buffer's 1.0)
+uint g_col; // the block's texel column in shared memory (g_lid, or g_lid / 3 with bit 10)
+uint g_tx0, g_ty0; // TEX_GLOBAL: the block's first texel column and row
 float g_one;
 vec3 g_gtot, g_wg, g_tot;
 // CF_OPT bit 3 (the bound): this invocation's first channel F (largest weighted variance), the other two
@@ -63,10 +98,16 @@ float g_rest, g_rest2; // g_rest2 = wg_O2 Q_O2 + margin (bit 4: a second exit af
 vec3 X(uint t)
 {
     if (INPUT_U8 != 0u) {
-        uint w = s_xp[t * WG + g_lid];
+        uint w;
+        if (TEX_GLOBAL) {
+            uint x = min(g_tx0 + (t & 3u), pc.width - 1u), y = min(g_ty0 + (t >> 2u), pc.height - 1u);
+            w = src.words[y * pc.width + x];
+        } else {
+            w = s_xp[t * COLS + g_col];
+        }
         return vec3(float(w & 255u), float((w >> 8u) & 255u), float((w >> 16u) & 255u));
     }
-    return vec3(s_x[t * WG + g_lid], s_x[(16u + t) * WG + g_lid], s_x[(32u + t) * WG + g_lid]);
+    return vec3(s_x[t * COLS + g_col], s_x[(16u + t) * COLS + g_col], s_x[(32u + t) * COLS + g_col]);
 }
 vec3 P3(uint i)
 {
@@ -317,7 +358,13 @@ float cf_err(uvec4 w0, uvec4 w1, float pen, vec3 ax, out vec3 a, out vec3 b)
         ua.x = ua.x < TOP.x ? ua.x : TOP.x; ua.y = ua.y < TOP.y ? ua.y : TOP.y; ua.z = ua.z < TOP.z ? ua.z : TOP.z;
         ub.x = ub.x < TOP.x ? ub.x : TOP.x; ub.y = ub.y < TOP.y ? ub.y : TOP.y; ub.z = ub.z < TOP.z ? ub.z : TOP.z;
     }
-    a = roundEven(ua); b = roundEven(ub);
+    if ((CF_OPT & 2048u) != 0u) {
+        precise vec3 ta = ua + g_magic, tb = ub + g_magic;
+        precise vec3 ra = ta - g_magic, rb = tb - g_magic;
+        a = ra; b = rb;
+    } else {
+        a = roundEven(ua); b = roundEven(ub);
+    }
     precise vec3 in1 = (fm3(a, vec3(Ah)) + fm3(b, vec3(C))) - ax;
     precise vec3 in2 = fm3(b, vec3(Bh)) - (gt - ax);
     precise vec3 ev = fm3(a, in1) + fm3(b, in2);
@@ -404,56 +451,107 @@ void entry_endpoints(uint e, bool four, out uint ca, out uint cb)
     cb = (uint(qb.x) << 11u) | (uint(qb.y) << 5u) | uint(qb.z);
 }
 
-// Loads block b and sets up the search; false when the CPU must encode it. tr: the spread.
-bool setup_block(uint b, out float tr_out)
+// Loads the texels of block b (shared memory, or with TEX_GLOBAL only the block's position); false when
+// the CPU must encode it (flat, or a texel the CPU does not count).
+bool load_block(uint b)
 {
-    const vec3 sw = chan_sw(), cw = chan_w();
     const uint thr = pc.flags & 255u;
     const bool cutout = (pc.flags & 512u) != 0u;
     bool is_flat = true, counted = true;
     vec3 first = vec3(0.0);
-    tr_out = 0.0;
+    g_tx0 = (b % pc.blocks_x) * 4u;
+    g_ty0 = (b / pc.blocks_x) * 4u;
     [[dont_unroll]] for (uint t = 0u; t < 16u; t++) {
         vec3 c;
         uint a8;
         load_texel(b, t, c, a8);
-        if (INPUT_U8 != 0u) s_xp[t * WG + g_lid] = src.words[texel_index(b, t)];
-        else { s_x[t * WG + g_lid] = c.x; s_x[(16u + t) * WG + g_lid] = c.y; s_x[(32u + t) * WG + g_lid] = c.z; }
+        if (INPUT_U8 != 0u) {
+            if (!TEX_GLOBAL) s_xp[t * COLS + g_col] = src.words[texel_index(b, t)];
+        } else {
+            s_x[t * COLS + g_col] = c.x; s_x[(16u + t) * COLS + g_col] = c.y; s_x[(32u + t) * COLS + g_col] = c.z;
+        }
         if ((PUNCH && a8 < thr) || (cutout && a8 == 0u)) counted = false;
         if (t == 0u) first = c;
         else if (c != first) is_flat = false;
     }
-    if (!counted || is_flat) return false;
-    // principal axis (bc1_enc.c principal_axis): totals in vhsum order, covariance in vsum8 order
+    return counted && !is_flat;
+}
+
+// The block's totals (g_tot) and weighted covariance (cd = c00, c11, c22; co = c01, c02, c12) in
+// bc1_enc.c principal_axis's order; returns the spread c00 + c11 + c22.
+float block_cov(out vec3 cd, out vec3 co)
+{
+    const vec3 sw = chan_sw(), cw = chan_w();
+    // totals in vhsum order, covariance in vsum8 order
     precise vec3 quad[4];
     for (int q = 0; q < 4; q++) quad[q] = (X(uint(4 * q)) + X(uint(4 * q + 1))) + (X(uint(4 * q + 2)) + X(uint(4 * q + 3)));
     precise vec3 tot = (quad[0] + quad[1]) + (quad[2] + quad[3]);
     g_tot = tot;
     precise vec3 m = tot * 0.0625;
-    precise vec3 xa[2], xb[2];
-    for (int i = 0; i < 2; i++) {
-        precise vec3 wa[2], wb[2];
-        for (int h = 0; h < 2; h++) {
-            int j = i + 2 * h;
+    precise vec3 sa, sb;
+    if ((CF_OPT & 8192u) != 0u) {
+        // bit 13: the same sums with 4 texels live at a time: q = 2 i + h in the order below
+        precise vec3 wa0 = vec3(0.0), wb0 = vec3(0.0), xa0 = vec3(0.0), xb0 = vec3(0.0);
+        [[dont_unroll]] for (uint q = 0u; q < 4u; q++) {
+            uint j = (q >> 1u) + 2u * (q & 1u);
             precise vec3 ua[4], ub[4];
             for (int r = 0; r < 4; r++) {
-                int t = j + (r == 1 ? 8 : r == 2 ? 4 : r == 3 ? 12 : 0);
-                precise vec3 d = X(uint(t)) - m;
+                uint t = j + (r == 1 ? 8u : r == 2 ? 4u : r == 3 ? 12u : 0u);
+                precise vec3 d = X(t) - m;
                 ua[r] = vec3(mr(d.x, d.x), mr(d.x, d.y), mr(d.x, d.z));
                 ub[r] = vec3(mr(d.y, d.y), mr(d.y, d.z), mr(d.z, d.z));
             }
-            wa[h] = (ua[0] + ua[1]) + (ua[2] + ua[3]);
-            wb[h] = (ub[0] + ub[1]) + (ub[2] + ub[3]);
+            precise vec3 wa = (ua[0] + ua[1]) + (ua[2] + ua[3]);
+            precise vec3 wb = (ub[0] + ub[1]) + (ub[2] + ub[3]);
+            if ((q & 1u) == 0u) {
+                wa0 = wa; wb0 = wb;
+            } else {
+                precise vec3 xa = wa0 + wa, xb = wb0 + wb;
+                if (q == 1u) { xa0 = xa; xb0 = xb; }
+                else { sa = xa0 + xa; sb = xb0 + xb; }
+            }
         }
-        xa[i] = wa[0] + wa[1];
-        xb[i] = wb[0] + wb[1];
+    } else {
+        precise vec3 xa[2], xb[2];
+        for (int i = 0; i < 2; i++) {
+            precise vec3 wa[2], wb[2];
+            for (int h = 0; h < 2; h++) {
+                int j = i + 2 * h;
+                precise vec3 ua[4], ub[4];
+                for (int r = 0; r < 4; r++) {
+                    int t = j + (r == 1 ? 8 : r == 2 ? 4 : r == 3 ? 12 : 0);
+                    precise vec3 d = X(uint(t)) - m;
+                    ua[r] = vec3(mr(d.x, d.x), mr(d.x, d.y), mr(d.x, d.z));
+                    ub[r] = vec3(mr(d.y, d.y), mr(d.y, d.z), mr(d.z, d.z));
+                }
+                wa[h] = (ua[0] + ua[1]) + (ua[2] + ua[3]);
+                wb[h] = (ub[0] + ub[1]) + (ub[2] + ub[3]);
+            }
+            xa[i] = wa[0] + wa[1];
+            xb[i] = wb[0] + wb[1];
+        }
+        sa = xa[0] + xa[1]; sb = xb[0] + xb[1];
     }
-    precise vec3 sa = xa[0] + xa[1], sb = xb[0] + xb[1];
     precise float s01 = sw.x * sw.y, s02 = sw.x * sw.z, s12 = sw.y * sw.z;
     float c00 = mr(sa.x, cw.x), c01 = mr(sa.y, s01), c02 = mr(sa.z, s02);
     float c11 = mr(sb.x, cw.y), c12 = mr(sb.y, s12), c22 = mr(sb.z, cw.z);
+    cd = vec3(c00, c11, c22);
+    co = vec3(c01, c02, c12);
     precise float tr = (c00 + c11) + c22;
+    return tr;
+}
+
+// Loads block b and sets up the search; false when the CPU must encode it. tr: the spread.
+bool setup_block(uint b, out float tr_out)
+{
+    const vec3 sw = chan_sw(), cw = chan_w();
+    tr_out = 0.0;
+    if (!load_block(b)) return false;
+    // principal axis (bc1_enc.c principal_axis)
+    vec3 cd, co;
+    precise float tr = block_cov(cd, co);
     tr_out = tr;
+    float c00 = cd.x, c11 = cd.y, c22 = cd.z, c01 = co.x, c02 = co.y, c12 = co.z;
     bool r0 = c00 >= c11 && c00 >= c22, r1 = !r0 && c11 >= c22;
     g_F = r0 ? 0u : r1 ? 1u : 2u; // weighted variance c_cc = wg_c x the channel's variance in grid units
     g_O1 = g_F == 0u ? 1u : 0u;
@@ -559,7 +657,7 @@ void prefix_p2()
 #define SEARCH4(PRE, PI) \
     uint o = g_tab + 3u * e; \
     uvec4 w0 = cft.v[o], w1 = cft.v[o + 1u]; \
-    float pen = uintBitsToFloat(cft.v[o + 2u].x); \
+    float pen = (CF_OPT & 4096u) != 0u ? 0.0 : uintBitsToFloat(cft.v[o + 2u].x); \
     uint ix = w0.w; \
     uint i = ix & 255u, j = (ix >> 8u) & 255u, k = (ix >> 16u) & 255u; \
     PRE \
@@ -571,7 +669,7 @@ void prefix_p2()
 #define SEARCH3 \
     uint o = g_tab + 3u * e; \
     uvec4 w0 = cft.v[o], w1 = cft.v[o + 1u]; \
-    float pen = uintBitsToFloat(cft.v[o + 2u].x); \
+    float pen = (CF_OPT & 4096u) != 0u ? 0.0 : uintBitsToFloat(cft.v[o + 2u].x); \
     uint ix = w0.w; \
     uint i = ix & 255u, j = (ix >> 8u) & 255u; \
     precise vec3 ax = P2(i) + P2(j); \
@@ -579,16 +677,141 @@ void prefix_p2()
     float err = (CF_OPT & 8u) != 0u ? cf_err_bound(w0, w1, pen, ax, e3) : cf_err(w0, w1, pen, ax, a, bb); \
     if (err < e3) { e3 = err; i3 = e; }
 
+// CF_OPT bit 9: one four-colour entry's search error (SEARCH4's loads and cf_err, P3(i) loaded each time).
+float score4(uint e)
+{
+    uint o = g_tab + 3u * e;
+    uvec4 w0 = cft.v[o], w1 = cft.v[o + 1u];
+    float pen = (CF_OPT & 4096u) != 0u ? 0.0 : uintBitsToFloat(cft.v[o + 2u].x);
+    uint ix = w0.w;
+    uint i = ix & 255u, j = (ix >> 8u) & 255u, k = (ix >> 16u) & 255u;
+    precise vec3 ax = P3(i) + (P3(j) + P3(k));
+    vec3 a, bb;
+    return cf_err(w0, w1, pen, ax, a, bb);
+}
+
+// The candidates in the CPU's order (four-colour best, second best at max, three-colour best; ok_c: the
+// search found it below 1e29, else the CPU drops it): exact indices, at max refit and the exact steps;
+// the first best is written, or the block is flagged for the CPU (none, or the spread below the error:
+// the CPU then tries the exact pair of the mean).
+void finish_block(uint b, float tr, bvec3 ok, uint ca0, uint cb0, uint ca1, uint cb1, uint ca3, uint cb3)
+{
+    float be = F_INF;
+    uint c0 = 0u, c1 = 0u, idx = 0u;
+    [[dont_unroll]] for (uint c = 0u; c < 3u; c++) {
+        if (c == 1u && !is_max()) continue;
+        if (!ok[c]) continue;
+        uint ca = c == 0u ? ca0 : c == 1u ? ca1 : ca3, cb = c == 0u ? cb0 : c == 1u ? cb1 : cb3;
+        Sol s = score(ca, cb, c < 2u);
+        if (is_max()) {
+            refine_ls(s);
+            refine_exact(s);
+        }
+        if (s.err < be) { be = s.err; c0 = s.c0; c1 = s.c1; idx = s.idx; }
+    }
+    bool cpu = !(be < F_INF) || tr < be;
+    if (!cpu) write_colour(b, c0, c1, idx);
+    fb.words[b] = cpu ? 1u : 0u;
+}
+
+// CF_OPT bit 7, second pass: the candidates the search pass left in the block's words (see bit 7).
+void refine_main(uint b)
+{
+    const uint f = fb.words[b];
+    if (f == 1u) return; // flagged by the search pass: stays flagged
+    const uint o = b * C_BLOCK_WORDS + C_OFFSET;
+    const uint w0 = dst.words[o], w1 = dst.words[o + 1u];
+    load_block(b);
+    vec3 cd, co;
+    float tr = block_cov(cd, co);
+    finish_block(b, tr, bvec3(true, true, !FOUR_ANY), w0 & 65535u, w0 >> 16u, w1 & 65535u, w1 >> 16u, f & 65535u,
+                 f >> 16u);
+}
+
+// CF_OPT bits 7 and 10, second pass: invocation c (0..2) of block b refines candidate c; invocation 0
+// picks the first best (strict <, the CPU's candidate order) and writes the block.
+void refine_multi_main(uint nblocks)
+{
+    const uint gi = group_linear() * WG + g_lid, b = gi / 3u, c = gi % 3u;
+    g_col = g_lid / 3u;
+    const bool live = b < nblocks;
+    uint f = 1u, w0 = 0u, w1 = 0u;
+    if (live) {
+        f = fb.words[b];
+        const uint o = b * C_BLOCK_WORDS + C_OFFSET;
+        w0 = dst.words[o];
+        w1 = dst.words[o + 1u];
+    }
+    const bool work = live && f != 1u;
+    if (work) {
+        g_tx0 = (b % pc.blocks_x) * 4u;
+        g_ty0 = (b / pc.blocks_x) * 4u;
+        if (INPUT_U8 == 0u || !TEX_GLOBAL) {
+            [[dont_unroll]] for (uint t = c; t < 16u; t += 3u) {
+                vec3 x;
+                uint a8;
+                load_texel(b, t, x, a8);
+                if (INPUT_U8 != 0u) s_xp[t * COLS + g_col] = src.words[texel_index(b, t)];
+                else { s_x[t * COLS + g_col] = x.x; s_x[(16u + t) * COLS + g_col] = x.y; s_x[(32u + t) * COLS + g_col] = x.z; }
+            }
+        }
+    }
+    memoryBarrierShared();
+    barrier();
+    float e = F_INF, tr = 0.0;
+    uint cc = 0u, ix = 0u;
+    if (work) {
+        vec3 cd, co;
+        tr = block_cov(cd, co);
+        if (!(c == 1u && !is_max()) && !(c == 2u && FOUR_ANY)) {
+            uint wc = c == 0u ? w0 : c == 1u ? w1 : f;
+            Sol s = score(wc & 65535u, wc >> 16u, c < 2u);
+            if (is_max()) {
+                refine_ls(s);
+                refine_exact(s);
+            }
+            e = s.err;
+            cc = s.c0 | (s.c1 << 16u);
+            ix = s.idx;
+        }
+    }
+    s_res[g_lid] = floatBitsToUint(e);
+    s_res[WG + g_lid] = cc;
+    s_res[2u * WG + g_lid] = ix;
+    memoryBarrierShared();
+    barrier();
+    if (!work || c != 0u) return;
+    float be = F_INF;
+    uint bc = 0u, bi = 0u;
+    [[dont_unroll]] for (uint k = 0u; k < 3u; k++) {
+        float ek = uintBitsToFloat(s_res[g_lid + k]);
+        if (ek < be) { be = ek; bc = s_res[WG + g_lid + k]; bi = s_res[2u * WG + g_lid + k]; }
+    }
+    bool cpu = !(be < F_INF) || tr < be;
+    if (!cpu) write_colour(b, bc & 65535u, bc >> 16u, bi);
+    fb.words[b] = cpu ? 1u : 0u;
+}
+
 void main()
 {
     g_lid = gl_LocalInvocationID.x;
+    g_col = g_lid;
     g_max = is_max();
     const uvec4 head = cft.v[0];
     g_one = uintBitsToFloat(head.z);
+    g_magic = 12582912.0 * g_one;
     g_tab = (3u + 9u * (head.x + head.y) + 3u) / 4u;
     const uint nblocks = pc.blocks_x * pc.blocks_y;
+    if (MULTI) {
+        refine_multi_main(nblocks);
+        return;
+    }
     const uint b = group_linear() * gl_WorkGroupSize.x + g_lid;
     if (b >= nblocks) return;
+    if (REFINE) {
+        refine_main(b);
+        return;
+    }
     float tr;
     if (!setup_block(b, tr)) {
         fb.words[b] = 1u;
@@ -598,7 +821,41 @@ void main()
     float e0 = F_INF, e1 = F_INF, e3 = F_INF;
     uint i0 = 0u, i1 = 0u, i3 = 0u;
     const uint n4 = head.x, n3 = FOUR_ANY ? 0u : head.y;
-    if ((CF_OPT & 4u) != 0u) {
+    if ((CF_OPT & 16896u) == 16896u) {
+        // bit 14 (with 9): four entries per iteration, kept in table order (e .. e + 3)
+        uint e = 0u;
+        [[dont_unroll]] for (; e + 3u < n4; e += 4u) {
+            float ea = score4(e), eb = score4(e + 1u), ec = score4(e + 2u), ed = score4(e + 3u);
+            if (ea < e0) { e1 = e0; i1 = i0; e0 = ea; i0 = e; }
+            else if (ea < e1) { e1 = ea; i1 = e; }
+            if (eb < e0) { e1 = e0; i1 = i0; e0 = eb; i0 = e + 1u; }
+            else if (eb < e1) { e1 = eb; i1 = e + 1u; }
+            if (ec < e0) { e1 = e0; i1 = i0; e0 = ec; i0 = e + 2u; }
+            else if (ec < e1) { e1 = ec; i1 = e + 2u; }
+            if (ed < e0) { e1 = e0; i1 = i0; e0 = ed; i0 = e + 3u; }
+            else if (ed < e1) { e1 = ed; i1 = e + 3u; }
+        }
+        [[dont_unroll]] for (; e < n4; e++) {
+            float ea = score4(e);
+            if (ea < e0) { e1 = e0; i1 = i0; e0 = ea; i0 = e; }
+            else if (ea < e1) { e1 = ea; i1 = e; }
+        }
+    } else if ((CF_OPT & 512u) != 0u) {
+        // two entries per iteration, kept in table order (e, then e + 1)
+        uint e = 0u;
+        [[dont_unroll]] for (; e + 1u < n4; e += 2u) {
+            float ea = score4(e), eb = score4(e + 1u);
+            if (ea < e0) { e1 = e0; i1 = i0; e0 = ea; i0 = e; }
+            else if (ea < e1) { e1 = ea; i1 = e; }
+            if (eb < e0) { e1 = e0; i1 = i0; e0 = eb; i0 = e + 1u; }
+            else if (eb < e1) { e1 = eb; i1 = e + 1u; }
+        }
+        if (e < n4) {
+            float ea = score4(e);
+            if (ea < e0) { e1 = e0; i1 = i0; e0 = ea; i0 = e; }
+            else if (ea < e1) { e1 = ea; i1 = e; }
+        }
+    } else if ((CF_OPT & 4u) != 0u) {
         // the driver may unroll these (trip counts from the buffer: glslc leaves them rolled)
         if ((CF_OPT & 2u) != 0u) {
             uint ci = 0xffffffffu;
@@ -626,26 +883,26 @@ void main()
     } else {
         [[dont_unroll]] for (uint e = n4; e < n4 + n3; e++) { SEARCH3 }
     }
-    // the candidates in the CPU's order (four-colour best, second, three-colour best); the CPU drops
-    // those at or above 1e29 (penalised rank-1 partitions)
-    float be = F_INF;
-    uint c0 = 0u, c1 = 0u, idx = 0u;
-    [[dont_unroll]] for (uint c = 0u; c < 3u; c++) {
-        float ce = c == 0u ? e0 : c == 1u ? e1 : e3;
-        if (c == 1u && !is_max()) continue;
-        if (!(ce < 1e29)) continue;
-        uint ca = c == 0u ? ca0 : ca1, cb = c == 0u ? cb0 : cb1;
-        if (c == 2u) entry_endpoints(i3, false, ca, cb);
-        Sol s = score(ca, cb, c < 2u);
-        if (is_max()) {
-            refine_ls(s);
-            refine_exact(s);
+    // the CPU drops candidates at or above 1e29 (penalised rank-1 partitions)
+    const bvec3 ok = bvec3(e0 < 1e29, e1 < 1e29, e3 < 1e29);
+    if (SPLIT) {
+        // the candidates for the refine pass; a block that lacks one of them (never with the tables'
+        // entries and finite texels) goes to the CPU, which gives the same bytes
+        const bool all = ok.x && (ok.y || !is_max()) && (ok.z || FOUR_ANY);
+        uint w3 = 1u;
+        if (all) {
+            uint ca3 = 0u, cb3 = 0u;
+            if (!FOUR_ANY) entry_endpoints(i3, false, ca3, cb3);
+            const uint o = b * C_BLOCK_WORDS + C_OFFSET;
+            dst.words[o] = ca0 | (cb0 << 16u);
+            dst.words[o + 1u] = ca1 | (cb1 << 16u);
+            // min | max << 16 (score() orders a three-colour pair so anyway): never 1
+            w3 = FOUR_ANY ? 0u : min(ca3, cb3) | (max(ca3, cb3) << 16u);
         }
-        if (s.err < be) { be = s.err; c0 = s.c0; c1 = s.c1; idx = s.idx; }
+        fb.words[b] = w3;
+        return;
     }
-    // no rank-2 partition (the CPU's fast fallback), or the spread is below the error (the CPU tries the
-    // exact pair of the mean): the CPU encodes the block
-    bool cpu = !(be < F_INF) || tr < be;
-    if (!cpu) write_colour(b, c0, c1, idx);
-    fb.words[b] = cpu ? 1u : 0u;
+    uint ca3 = 0u, cb3 = 0u;
+    if (ok.z) entry_endpoints(i3, false, ca3, cb3);
+    finish_block(b, tr, ok, ca0, cb0, ca1, cb1, ca3, cb3);
 }

@@ -1,6 +1,8 @@
 // enc_bc6h_hl.glsl - the body of enc_bc6h_hl.comp (see there); included by enc_bc6h_hl.comp (texel loops
 // unrolled) and enc_bc6h_hr.comp (HL_ROLLED: the 16-texel loops of the partition residuals, the fits and the
 // cheap scores kept as loops: a smaller program; KILN_BC6H_HIGH_OPT bit 2). The same arithmetic either way.
+// HL_SPLIT 1 / 2 (enc_bc6h_ha.comp / enc_bc6h_hb.comp, KILN_BC6H_HIGH_SPLIT=1): the same code cut in two kernels after
+// phase 4's choice of the jobs to refine; their state goes through a device buffer (binding 3, HO_REC below).
 #ifdef HL_ROLLED
 // a bound the compiler cannot see (16 + the push constant zero, 0 at run time): the loops stay loops, so the
 // driver's compiler cannot hoist all 16 texels' loads (the NVIDIA H100 allocated 192 registers to the unrolled
@@ -47,6 +49,21 @@ layout(push_constant) uniform Push {
 layout(std430, binding = 0) readonly buffer Src { vec4 px[]; } src;
 layout(std430, binding = 1) writeonly buffer Dst { uvec4 blk[]; } dst;
 layout(std430, binding = 2) readonly buffer Tab { uint t[]; } tab;
+// HL_SPLIT (enc_bc6h_ha.comp = 1, enc_bc6h_hb.comp = 2; 0: the one-kernel encoder): kernel A writes, kernel B
+// reads the hand-off: per block RG records of HO_REC words (the jobs given the least-squares passes): word 0 the
+// job's code (slot | mode << 4 | variant << 8) | partition << 12 | job << 20 | 1 << 23 when the job is only to be
+// packed (no job was chosen: every measured error infinite; job 0 wins unrefined, as in the one-kernel encoder;
+// record 0) (~0: no job), 1 its measured error, 2..13 its 12 quantized endpoints, 14..15 its 16 indices (texel t at
+// bits 4 t of the 64)
+#ifndef HL_SPLIT
+#define HL_SPLIT 0
+#endif
+#if HL_SPLIT == 1
+layout(std430, binding = 3) writeonly buffer Hand { uint h[]; } ho;
+#elif HL_SPLIT == 2
+layout(std430, binding = 3) readonly buffer Hand { uint h[]; } ho;
+#endif
+const uint HO_REC = 16u;
 
 #include "bptc_tables.glsl"
 
@@ -95,6 +112,10 @@ const bool RANKV = (OPT & 256u) != 0u;
 // OPT bit 9 (PAIR1): the moments of partitions p and p + NL in one pass over the texels (each texel read once
 // for both; the same arithmetic per partition)
 const bool PAIR1 = (OPT & 512u) != 0u;
+// OPT bit 10 (NE2; helper bc6hsplit): assign_part adds the normal equations of its texels after the exact index
+// choice, in a second loop over the same texels (ne_add, the same order: the same sums), so that the 30 sums are
+// not live during the palette search (the refinement's register peak)
+const bool NE2 = (OPT & 1024u) != 0u;
 
 shared uint s_p2[32], s_a2[32];    // the two-subset partitions and their second anchors
 // per block of the workgroup ([item][block]: the lanes of a warp that read the same item of
@@ -105,7 +126,12 @@ shared vec4 s_L[16][BPW];                 // sign(v) ln(1 + |v|) of the targets
 shared float s_ef[(MAXP + 1u) * 12u][BPW]; // fitted endpoints (absolute) per slot: [slot * 12 + e * 3 + c]
 shared uint s_todo[MAXP + 1u][BPW];       // per slot: the modes to score (filter)
 shared uint s_ord[MAXP][BPW];             // the ranked partitions
+#if HL_SPLIT == 1
+// kernel A: only phases 1-4 (32 residuals, then 5 NL list entries, then <= 20 items): less shared memory
+shared vec4 s_red[LANES > 8u ? LANES * 5u : 40u][BPW];
+#else
 shared vec4 s_red[LANES * NRED][BPW];     // reductions and lists (phase-dependent)
+#endif
 shared uint s_jc[MAXJ][BPW];              // the jobs' codes (slot | mode << 4 | variant << 8)
 shared int s_jq[MAXJ * 12u][BPW];         // the jobs' quantized endpoints [job * 12 + e * 3 + c]
 shared uvec2 s_jix[MAXJ * (LANES / RG)][BPW]; // the jobs' indices, per lane of a group
@@ -427,8 +453,13 @@ void assign_part(uint mi, uint bits, uint anc, ivec3 q[4], vec3 u0, uint gl, out
         }
         idx[i / 8u] |= uint(bi) << (4u * (i % 8u));
         total += best;
-        ne_add(ne, s1, wt, ut, two, bi);
+        if (!NE2) ne_add(ne, s1, wt, ut, two, bi);
     }
+    if (NE2) // a loop the compiler keeps (bound + the runtime zero): the search's values are dead here
+        for (uint i = 0u; i < TPL + pc.zero; i++) {
+            const uint t = gl + G * i;
+            ne_add(ne, ((bits >> t) & 1u) != 0u, s_W[t][B].xyz, s_U[t][B].xyz, two, int((idx[i / 8u] >> (4u * (i % 8u))) & 15u));
+        }
     ne_pack(ne, total, r);
 }
 
@@ -591,6 +622,7 @@ void main()
     }
     barrier();
 
+#if HL_SPLIT != 2
     // 1. the partitions' residuals (lane ln: ln, ln + NL, ...), the best P by rank counting
     // (LINE: the line's mean and axis from the block's moments, in every lane)
     vec3 lmean = vec3(0.0), lax = vec3(0.0);
@@ -985,6 +1017,72 @@ void main()
             }
         }
     }
+#else
+    // kernel B: kernel A's hand-off for this block, the state the one-kernel encoder has here for the jobs that get the
+    // least-squares passes (the others never win: each refined job's error is at most its measured error, which is below
+    // theirs or equal with an earlier job; when no job was chosen, job 0 wins unrefined: record 0 carries it, flagged)
+    float fe[MAXJ];
+    [[unroll]] for (uint j = 0u; j < MAXJ; j++) fe[j] = 1.0 / 0.0;
+    uint rjobs = 0u, myjob = 0xFFFFu;
+    float myerr = 1.0 / 0.0;
+    const uint hbase = blkc * RG * HO_REC;
+    [[unroll]] for (uint g = 0u; g < 4u; g++) {
+        const uint w0 = g < RG ? ho.h[hbase + g * HO_REC] : 0xFFFFFFFFu;
+        rjobs |= (w0 == 0xFFFFFFFFu || (w0 & 0x800000u) != 0u ? 255u : (w0 >> 20) & 7u) << (8u * g);
+    }
+    {
+        const uint rb = hbase + grp * HO_REC, w0 = ho.h[rb];
+        if (w0 != 0xFFFFFFFFu) {
+            const uint jn = (w0 >> 20) & 7u;
+            if ((w0 & 0x800000u) == 0u) { // else only packed (job 0, fe[0] infinite like every other)
+                myjob = jn;
+                myerr = uintBitsToFloat(ho.h[rb + 1u]);
+            }
+            const uint code = w0 & 0xFFFu, slot = code & 15u;
+            if (gl == 0u) {
+                s_jc[jn][b] = code;
+                if (slot > 0u) s_ord[slot - 1u][b] = (w0 >> 12) & 31u; // the groups' slots: the same partition
+                for (uint k = 0u; k < 12u; k++) s_jq[jn * 12u + k][b] = int(ho.h[rb + 2u + k]);
+            }
+            const uint i0 = ho.h[rb + 14u], i1 = ho.h[rb + 15u];
+            uvec2 idx = uvec2(0u);
+            [[unroll]] for (uint i = 0u; i < TPL; i++) {
+                const uint t = gl + G * i;
+                idx[i / 8u] |= (((t < 8u ? i0 : i1) >> (4u * (t % 8u))) & 15u) << (4u * (i % 8u));
+            }
+            s_jix[jn * G + gl][b] = idx;
+        }
+    }
+#endif
+#if HL_SPLIT == 1
+    // kernel A: the hand-off, words gl, gl + G, ... of group grp's record (enc_bc6h_hb.comp reads it)
+    {
+        // no job chosen (every measured error infinite): record 0 carries job 0, flagged to be packed as it is
+        const bool none = (rjobs & 255u) == 255u;
+        const uint j = none && grp == 0u ? 0u : (rjobs >> (8u * grp)) & 255u, rb = blk * RG * HO_REC + grp * HO_REC;
+        for (uint k = gl; k < HO_REC; k += G) {
+            uint v = 0xFFFFFFFFu;
+            if (j != 255u) {
+                if (k == 0u) {
+                    const uint code = s_jc[j][b], slot = code & 15u;
+                    v = code | (slot == 0u ? 0u : s_ord[slot - 1u][b]) << 12 | j << 20 | (none ? 0x800000u : 0u);
+                } else if (k == 1u)
+                    v = floatBitsToUint(myerr);
+                else if (k < 14u)
+                    v = uint(s_jq[j * 12u + k - 2u][b]);
+                else {
+                    v = 0u;
+                    for (uint tt = 0u; tt < 8u; tt++) {
+                        const uint t = 8u * (k - 14u) + tt, i = t / G;
+                        const uvec2 ix = s_jix[j * G + t % G][b];
+                        v |= ((ix[i / 8u] >> (4u * (i % 8u))) & 15u) << (4u * tt);
+                    }
+                }
+            }
+            if (live) ho.h[rb + k] = v;
+        }
+    }
+#else
     const uint nls = pc.ls_iters;
     barrier(); // the partial errors are read: s_red is the reduction buffer from here
     {
@@ -1165,7 +1263,7 @@ void main()
         return;
     }
     // 6. the lowest error (ties: the earlier job; every lane finds the same), packed by all lanes
-    if (REFSH)
+    if (REFSH && HL_SPLIT == 0)
         [[unroll]] for (uint j = 0u; j < MAXJ; j++) fe[j] = s_fe[j][b];
     [[unroll]] for (uint g = 0u; g < 4u; g++) {
         const uint j = (rjobs >> (8u * g)) & 255u;
@@ -1191,4 +1289,5 @@ void main()
     }
     barrier();
     if (ln == 0u && live) dst.blk[blk] = uvec4(s_out[0][b], s_out[1][b], s_out[2][b], s_out[3][b]);
+#endif
 }

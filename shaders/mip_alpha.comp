@@ -18,7 +18,11 @@
  *           bits), 2 the alpha float of
  *           RGBA32F texels in place (read from the output itself), 3 writes RGBA8 words from the fp32
  *           chain (colour: the exact sRGB8 / unorm8 encoders of mip_common.glsl; the resident encoder's
- *           8-bit levels)
+ *           8-bit levels), 4 writes RGBA16F texels (2 words) from the fp32 chain, every channel by
+ *           kiln__float_to_half on the bits (helper mipfall: the tiled box strategies' coverage chains)
+ *
+ * With tab[3] bit 1 set (helper mipfall, kiln__gpu_mip_alpha_convert) pass 2 alone converts the chain into
+ * the outputs (modes 3 and 4) with alpha unscaled, as a sink without coverage stores it.
  *
  * Bindings: 0 tab (header, pair records, chunk records; layout in gpu_mip_alpha.c), 1 the fp32 chain
  * (vec4 per texel), 2 the outputs (uint words), 3 acc (statistics, histograms, direct alpha bits; zeroed
@@ -112,6 +116,27 @@ uint f2h(uint x)
     return h;
 }
 
+/* kiln__float_to_half (src/core/half.c) of any fp32 bit pattern: sign, NaN (quiet, top payload bits), overflow
+ * to infinity, fp32 denormals to signed zero, round to nearest even (helper mipfall, mode 4's colour) */
+uint f2h_full(uint x)
+{
+    uint sign = (x >> 16) & 0x8000u, e8 = (x >> 23) & 0xffu, man = x & 0x7fffffu;
+    if (e8 == 0xffu) return sign | 0x7c00u | (man != 0u ? 0x200u | (man >> 13) : 0u);
+    int e = int(e8) - 127 + 15;
+    if (e >= 31) return sign | 0x7c00u;
+    if (e <= 0) {
+        if (e < -10) return sign;
+        man |= 0x800000u;
+        uint shift = uint(14 - e);
+        uint hm = man >> shift, rem = man & ((1u << shift) - 1u), halfway = 1u << (shift - 1u);
+        if (rem > halfway || (rem == halfway && (hm & 1u) != 0u)) hm++;
+        return sign | hm;
+    }
+    uint h = sign | (uint(e) << 10) | (man >> 13), rem = man & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) != 0u)) h++;
+    return h;
+}
+
 /* mip_common.glsl's exact encoders (kiln__linear_to_srgb8, kiln__float_to_unorm8) on the same lut */
 float linear_to_srgb(float l)
 {
@@ -166,7 +191,10 @@ void main()
             uint t = first + i * 256u + lid;
             if (t >= end) break;
             uint a = mode == 2u ? outw[obase + 4u * t + 3u] : floatBitsToUint(chain[cbase + t].a);
-            uint r = (aflags & 1u) != 0u ? 0x3f800000u : min(soft_mul(sbits, clamp_bits(a)), 0x3f800000u);
+            /* tab[3] bit 1 (helper mipfall, kiln__gpu_mip_alpha_convert): no coverage, alpha as the chain holds it */
+            uint r = (tab[3] & 2u) != 0u       ? a
+                     : (aflags & 1u) != 0u    ? 0x3f800000u
+                                              : min(soft_mul(sbits, clamp_bits(a)), 0x3f800000u);
             if (mode == 0u) {
                 uint o = obase + t;
                 outw[o] = (outw[o] & 0x00ffffffu) | enc_unorm8(uintBitsToFloat(r)) << 24;
@@ -175,6 +203,11 @@ void main()
                 outw[o] = (outw[o] & 0xffffu) | (f2h(r) << 16);
             } else if (mode == 2u) {
                 outw[obase + 4u * t + 3u] = r;
+            } else if (mode == 4u) {
+                vec4 v = chain[cbase + t];
+                uint o = obase + 2u * t;
+                outw[o] = f2h_full(floatBitsToUint(v.r)) | f2h_full(floatBitsToUint(v.g)) << 16;
+                outw[o + 1u] = f2h_full(floatBitsToUint(v.b)) | f2h_full(r) << 16;
             } else {
                 vec4 v = chain[cbase + t];
                 uint cr, cg, cb;

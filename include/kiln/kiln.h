@@ -395,18 +395,20 @@ typedef enum kiln_mip_alpha {
  * what the GPU does not do is KILN_ERR_UNSUPPORTED with an explicit strategy. Backend CPU always
  * uses the CPU. */
 typedef enum kiln_mip_strategy {
-    KILN_MIP_STRATEGY_AUTO = 0,        /* the best GPU strategy (single-pass) when the backend is Vulkan */
+    KILN_MIP_STRATEGY_AUTO = 0,        /* on Vulkan the pyramid's fast plan (the fastest measured) */
     KILN_MIP_STRATEGY_BLIT = 1,        /* vkCmdBlitImage chain (graphics queue; keeps the input format:
                                           RGBA8 -> RGBA8 or linear RGBA32F): exact only where every level
                                           is even, and never alpha-weighted; AUTO never picks it */
     KILN_MIP_STRATEGY_PER_LEVEL = 2,   /* one compute dispatch and barrier per level */
     KILN_MIP_STRATEGY_SUBGROUP = 3,    /* subgroup-shuffle reduction, up to 5 levels per dispatch */
     KILN_MIP_STRATEGY_PYRAMID = 4,     /* nvpro_pyramid-style fast (<= 6 levels) + general (2 levels) stages */
-    KILN_MIP_STRATEGY_SINGLE_PASS = 5, /* last-arriving workgroups continue (atomic counters): the general path
-                                          (shaders/mip_tile.comp; KILN_GPU_MIP_FAST=0) makes every level in one
-                                          dispatch for any size; the fast box path (default) runs the pyramid's
-                                          plan with the chain's tail fused into its last small stage (one
-                                          dispatch for small images; 2-3 at 1080p; docs/PERFORMANCE.md) */
+    KILN_MIP_STRATEGY_SINGLE_PASS = 5, /* every level of every texture of the call in ONE dispatch, any size
+                                          (odd included) and batch: the workgroup that completes the last input
+                                          tile of a later stage's tile continues with it (atomic arrival
+                                          counters, release/acquire, no waiting); on the fast box path (default)
+                                          the pyramid's stages chained tile by tile (shaders/mip_one.comp), with
+                                          KILN_GPU_MIP_FAST=0 shaders/mip_tile.comp. Exact; on the H100 / H200
+                                          slower than pyramid except at some 16:9 sizes (docs/PERFORMANCE.md) */
     KILN_MIP_STRATEGY_BASELINE = 6     /* bench only: reads the base, writes every level WITHOUT reducing
                                           (wrong values; refused by kiln_mip_generate/kiln_mip_texture) */
 } kiln_mip_strategy;

@@ -85,7 +85,35 @@
  * bytes) decides the occupancy. Default 33: plain products (bit-identical on the H200 and on lavapipe; the
  * tests check it) and one prefix-sum table. */
 #define KILN_EBC_CF3_OPT 33u
-#define KILN_EBC_CF3_OPT_MAX 127u
+/* Bits 128, 256, 512 (helper bc1split, 2026-11-26): 128 = two passes, a search pass (setup and the table
+ * search; its candidates' endpoints go into the block's output and fallback words) and, after a barrier,
+ * a refine pass (the same shader with KILN_EBC_CF3_REFINE: exact scoring, refit, +-2 steps, the CPU's
+ * routing), so that the search's register count is not the refinement's; 256 = 8-bit texels read from
+ * the source buffer instead of shared memory (less shared memory per block); 512 = the four-colour
+ * search scores two entries per iteration; 1024 (with 128) = the refine pass runs one invocation per
+ * candidate (3 per block, workgroup 96); 2048 = the search rounds by adding and subtracting 1.5 * 2^23
+ * (exact for its clamped 0..63) instead of roundEven; 4096 = the search skips the entries' penalty loads
+ * (every entry cf_table_words keeps has penalty +0: make_plan drops the bit when cf_pens_zero says
+ * otherwise); 8192 = the covariance (search setup, refine pass) as a rolled loop with 4 texels live at a
+ * time (the same sums in the same order), for fewer registers; 16384 (with 512) = four entries per
+ * iteration. The device-resident mip path keeps one pass (ebc_plan_unsplit). H200 2026-11-26 ~04:34 UTC,
+ * 2048^2 BC1 kernel min ms high / max (every row the CPU's bytes): 33 2.68 / 3.61, 161 2.67 / 3.22, 417
+ * 2.10 / 2.92, 929 1.82 / 2.63, 1441 2.12 / 2.73, 1953 1.84 / 2.46; registers search ~120 (the split did
+ * not lower them), refine 90 (56-96 with 1024); BC3 high split 6.3-9.5 against 2.40 (its refine pass then
+ * ran before the alpha pass; it is last now, not yet measured): the default stays 33 until then. */
+#define KILN_EBC_CF3_OPT_MAX 32767u
+/* the bits at high quality (KILN_EBC_CF3_OPT: at max); KILN_GPU_CF_OPT overrides both */
+#define KILN_EBC_CF3_OPT_HIGH KILN_EBC_CF3_OPT
+/* BC1 / BC1a at high and max since the H200 run of 2026-11-26 05:20 UTC (lead, helper bc1split's final script on the
+ * merged build: `KILN_GPU_CF_OPT=o gpu_encode --size 2048 --formats bc1,bc1a,bc3 --qualities high,max --strategies
+ * kiln --runs 5 --cpu-runs 1`, one process per o, kernel min ms, every row the CPU's bytes; only the first rows of a
+ * process are clean: the SM clock drops from 1980 to ~840 MHz a few seconds into such a process): bc1 high / max 33:
+ * 2.688 / 3.623, 24481: 1.649 / 2.270; 4096^2 bc1 max (`--size 4096 --formats bc1 --qualities max --runs 3 --no-cpu`)
+ * 33: 14.04, 1953: 9.51, 8097: 9.15, 24481: 8.90 (1.89 Gpix/s). BC3 keeps 33: its rows came late in each process and
+ * were not measured cleanly. */
+#define KILN_EBC_CF3_OPT_BC1 24481u
+#define KILN_EBC_CF3_REFINE 32768u
+#define KILN_EBC_CF3_SPLIT 128u
 #define KILN_EBC_CF3_LOCAL 32u
 
 typedef struct ebc_pass {
@@ -101,7 +129,9 @@ typedef struct ebc_pass {
 } ebc_pass;
 
 typedef struct ebc_plan {
-    ebc_pass pass[3]; /* the third only for dithering (add_dither_passes; the synchronous path) */
+    ebc_pass pass[4]; /* the last only for dithering (add_dither_passes; the synchronous path); the split
+                       * cluster fit (KILN_EBC_CF3_SPLIT) adds its refine pass after the colour (search) pass
+                       * and BC3's alpha pass */
     int npass;
     int prepared_words; /* 0: raw RGBA8 input; 1: BC4 channel bytes; 2: BC1 R16G16 / B16A8 */
     int channel_kind;   /* prepared 1: 0 unsigned R[G], 1 signed */
@@ -298,6 +328,20 @@ static size_t cf_table_words(uint32_t *w)
     return o;
 }
 
+/* 1 when every entry cf_table_words keeps (penalty below 1e29) has penalty +0 (enc_bc1_cf3.comp's
+ * CF_OPT bit 4096 relies on it). */
+static int cf_pens_zero(void)
+{
+    for (int four = 1; four >= 0; four--) {
+        const int entries = (four ? KILN_CF4_VECTORS : KILN_CF3_VECTORS) * 16;
+        for (int e = 0; e < entries; e++) {
+            const float p = (four ? k_cf4[e / 16] : k_cf3[e / 16])[7][e % 16];
+            if (p < 1e29f && (p != 0.0f || signbit(p))) return 0;
+        }
+    }
+    return 1;
+}
+
 /* enc_bc1.comp's binding 3: bc1_enc_tables.h's single-colour tables (flat_solution), three words per
  * 8-bit value v: bytes near_5, near_6, match4_5 q0, q1, match4_6 q0, q1, match3_5 q0, q1, match3_6 q0,
  * q1 (then zeros). */
@@ -342,6 +386,9 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "%s with dithering: only the synchronous GPU encoder dithers", fi->name);
     plan->signed_map = (fi->flags & KILN_FF_SIGNED) && img->type != KILN_PIXEL_F32;
     const int colour = is_bc1(f) || is_bc3(f);
+    ebc_pass refine; /* design 3 split (KILN_EBC_CF3_SPLIT): the refine pass, added last */
+    int split = 0;
+    memset(&refine, 0, sizeof refine);
     if (colour) {
         uint32_t variant = is_bc3(f) ? KILN_EBC_BC3C
                            : (fi->flags & KILN_FF_ALPHA1) ? KILN_EBC_BC1A : KILN_EBC_BC1;
@@ -373,7 +420,7 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
             ps->per_task = lanes;
             ps->spec[4] = lanes;
             if (design == 3) { /* one invocation per block; specialisation constant 5 = CF_OPT bits */
-                uint32_t opt = KILN_EBC_CF3_OPT;
+                uint32_t opt = is_bc1(f) ? KILN_EBC_CF3_OPT_BC1 : q == KILN_QUALITY_MAX ? KILN_EBC_CF3_OPT : KILN_EBC_CF3_OPT_HIGH;
                 const char *oenv = getenv("KILN_GPU_CF_OPT");
                 if (oenv && oenv[0]) {
                     char *end = NULL;
@@ -383,6 +430,7 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                                           (unsigned)KILN_EBC_CF3_OPT_MAX);
                     opt = (uint32_t)v;
                 }
+                if ((opt & 4096u) && !cf_pens_zero()) opt &= ~4096u;
                 ps->per_task = 1;
                 ps->spec[4] = opt;
                 /* shared memory per block: 472 bytes (8-bit sources; 268 with CF_OPT 32), 664 (16-bit
@@ -399,6 +447,16 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
             }
             ps->fallback = 2;
             ps->cf_tables = 1;
+            if (design == 3 && (ps->spec[4] & KILN_EBC_CF3_SPLIT)) { /* the refine pass, after a barrier */
+                refine = *ps;
+                refine.spec[4] |= KILN_EBC_CF3_REFINE;
+                refine.after_barrier = 1;
+                if (refine.spec[4] & 1024u) { /* one invocation per candidate: 3 per block, 32 blocks per workgroup */
+                    refine.local = 96;
+                    refine.per_task = 3;
+                }
+                split = 1;
+            }
         } else if (!seed) {
             ps->shader = "enc_bc1";
             ps->local = KILN_EBC_LOCAL;
@@ -459,6 +517,10 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
             ps->per_task = 1;
         }
     }
+    /* the split cluster fit's refine pass last (after BC3's alpha pass, which then overlaps the colour search
+     * as it overlaps the one-pass colour encoder: the H200 run of 2026-11-26 04:34 UTC had BC3 high 2.40 ms in
+     * one pass and 6.3-9.5 ms split with the refine pass before the alpha pass) */
+    if (split) plan->pass[plan->npass++] = refine;
     /* seed: PRELOAD from the environment (bench / tests: KILN_GPU_PRELOAD=0 reads texels directly) */
     const char *pre = getenv("KILN_GPU_PRELOAD");
     if (seed && pre && pre[0] == '0')
@@ -472,6 +534,23 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
         if (strcmp(ps->shader, "enc_bc1_seed") == 0) ps->spec[3] = 1;
     }
     return KILN_OK;
+}
+
+/* The plan with design 3's split (KILN_EBC_CF3_SPLIT) undone: its refine pass dropped and the search pass
+ * running the whole encoder again (the device-resident mip path records its passes without barriers). */
+static void ebc_plan_unsplit(ebc_plan *plan)
+{
+    for (int i = 0; i < plan->npass; i++) {
+        ebc_pass *ps = &plan->pass[i];
+        if (!ps->cf_tables || strcmp(ps->shader, "enc_bc1_cf3") != 0 || !(ps->spec[4] & KILN_EBC_CF3_SPLIT)) continue;
+        if (ps->spec[4] & KILN_EBC_CF3_REFINE) {
+            for (int k = i + 1; k < plan->npass; k++) plan->pass[k - 1] = plan->pass[k];
+            plan->npass--;
+            i--;
+        } else {
+            ps->spec[4] &= ~KILN_EBC_CF3_SPLIT;
+        }
+    }
 }
 
 /* params->dither, kiln strategy (helper gpudither). bc1_enc.c and bc4_enc.c dither only the final
@@ -532,7 +611,7 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
         KILN_TRY(make_plan(ctx, gpu, img, params, fi, &plan));
     }
 
-    const kiln_vk_pipeline *pipes[3];
+    const kiln_vk_pipeline *pipes[4];
     for (int i = 0; i < plan.npass; i++) {
         kiln_vk_pipeline_desc desc = {
             .shader = plan.pass[i].shader,

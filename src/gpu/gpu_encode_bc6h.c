@@ -13,7 +13,8 @@
  *   projection, give the best R of them L least-squares passes (run_high; docs/PERFORMANCE.md states
  *   its tolerance against the CPU). shaders/enc_bc6h_hl.comp by default (8 invocations per block,
  *   helper bc6hlanes); KILN_BC6H_HIGH_DESIGN=1: shaders/enc_bc6h_h.comp (one invocation per block,
- *   the same search); KILN_BC6H_HIGH_DESIGN=4: the first GPU-native design,
+ *   the same search); KILN_BC6H_HIGH_SPLIT=1: enc_bc6h_hl's code in two kernels (enc_bc6h_ha.comp scores and
+ *   measures, enc_bc6h_hb.comp refines and packs; the same bytes; BC6H_HL_SPLIT); KILN_BC6H_HIGH_DESIGN=4: the first GPU-native design,
  *   enc_bc6h_h4.comp (4 invocations per block). KILN_BC6H_GPU_EXACT=1 (not "0") selects the exact
  *   port below at high instead.
  *   normal/max (and high with KILN_BC6H_GPU_EXACT=1): shaders/enc_bc6h_q.comp, 8 / 8 / 16 invocations
@@ -32,6 +33,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* host wall time in ms (KILN_BC6H_TRACE) */
+static double bc6h_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
 
 #define BC6H_LOCAL_SIZE 64u
 #define BC6H_BATCH_MAX (256u << 20)
@@ -74,6 +84,14 @@ static const uint32_t bc6h_hl_cfg[4] = {4, 4, 3, 2}; /* P, K, L, R */
  * 192 -> 160 (docs/PERFORMANCE.md) */
 #define BC6H_HL_OPT 7u
 #define BC6H_HL_SPAN 2u  /* its mode filter's precision span (PREC_SPAN) */
+/* GPU high in two kernels (KILN_BC6H_HIGH_SPLIT; helper bc6hsplit, 2026-11-26): kernel A (enc_bc6h_ha.comp: phases
+ * 0-4, the choice of the jobs to refine) hands BC6H_HO_WORDS words per refined job and block (enc_bc6h_hl.glsl's
+ * HO_REC) to kernel B (enc_bc6h_hb.comp: phases 5-6); the same bytes. 1 here makes it the default of the host path
+ * (the device-resident mip path, gpu_mip_encode_bc6h.inc, keeps the one-kernel encoder: the same bytes). Default
+ * since the H200 run of 2026-11-26 05:10 UTC (bench_bc6h --gpu-size 4096 --qualities high, one process per row,
+ * UF16 kernel min: one kernel 30.43 / 30.50 ms, two kernels 28.86 / 28.74 (OPT 1031), same bytes) */
+#define BC6H_HL_SPLIT 1
+#define BC6H_HO_WORDS 16u
 /* enc_bc6h_hl.comp's default specialisation constants (run_high without knobs; the device-resident path
  * gpu_mip_encode_bc6h.inc uses the same) */
 static void bc6h_hl_default_spec(uint32_t sf, uint32_t spec[BC6H_HL_NSPEC])
@@ -139,29 +157,44 @@ static void fill_table(uint32_t *t)
 }
 
 static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const char *shader, uint32_t spec,
-                              uint32_t lanes, const uint32_t *qcfg, const uint32_t *hl_spec, uint32_t subgroup_size,
+                              uint32_t lanes, const uint32_t *qcfg, const uint32_t *hl_spec, int split, uint32_t subgroup_size,
                               uint8_t *dst)
 {
     /* qcfg != NULL: enc_bc6h_q.comp (push: the four words below + sf, partitions, keep, ls, radius,
      * 0, lanes; binding 2: the table); hl_spec != NULL: enc_bc6h_hl.comp's specialisation constants
-     * (lanes per block, refined jobs, sf, two-step sums, blocks per workgroup, stop after phase) */
+     * (lanes per block, refined jobs, sf, two-step sums, blocks per workgroup, stop after phase); split > 0 (with
+     * hl_spec): GPU high in two kernels, enc_bc6h_ha.comp then enc_bc6h_hb.comp (split blocks per workgroup) in one
+     * command buffer with a barrier between them, the hand-off (BC6H_HO_WORDS per refined job and block) in a
+     * device-local buffer */
     kiln_gpu *gpu;
     KILN_TRY(kiln__gpu_get(ctx, &gpu));
-    const kiln_vk_pipeline *pipe;
+    if (!hl_spec) split = 0;
+    const kiln_vk_pipeline *pipe, *pipe_b = NULL;
     kiln_vk_pipeline_desc desc = {
-        .shader = shader,
+        .shader = split ? "enc_bc6h_ha" : shader,
         .local_size = hl_spec ? hl_spec[0] * hl_spec[4] : BC6H_LOCAL_SIZE,
         .spec = hl_spec ? hl_spec : &spec,
         .nspec = hl_spec ? BC6H_HL_NSPEC : qcfg ? 0 : 1,
-        .nbindings = qcfg ? 3 : 2,
+        .nbindings = split ? 4 : qcfg ? 3 : 2,
         .push_size = qcfg ? 44 : 16,
         .subgroup_size = subgroup_size,
     };
     KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
+    if (split) {
+        uint32_t spec_b[BC6H_HL_NSPEC];
+        memcpy(spec_b, hl_spec, sizeof spec_b);
+        spec_b[4] = (uint32_t)split;
+        desc.shader = "enc_bc6h_hb";
+        desc.spec = spec_b;
+        desc.local_size = hl_spec[0] * spec_b[4];
+        KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe_b));
+    }
 
     const uint32_t w = img->width, h = img->height, bx = (w + 3) / 4, by = (h + 3) / 4;
     const size_t in_row = (size_t)w * 4 * 16; /* four texel rows of RGBA float */
     const size_t out_row = (size_t)bx * 16;
+    /* the hand-off of a block row (split): BC6H_HO_WORDS words per refined job (hl_spec[1]) and block */
+    const size_t ho_row = split ? (size_t)bx * hl_spec[1] * BC6H_HO_WORDS * 4u : 0;
     size_t limit = gpu->props.limits.maxStorageBufferRange;
     if (limit > BC6H_BATCH_MAX) limit = BC6H_BATCH_MAX;
     const char *dbg = getenv("KILN_GPU_BATCH_BYTES"); /* testing aid: force small batches */
@@ -170,13 +203,25 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
     if (rows == 0)
         return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "BC6H GPU encode: a block row of %u texels (%zu bytes) exceeds the device's buffer range (%zu)",
                           w, in_row, limit);
+    if (split && limit / ho_row < rows) rows = limit / ho_row;
+    if (rows == 0)
+        return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "BC6H GPU encode: the hand-off of a block row of %u texels (%zu bytes) exceeds the device's buffer range (%zu)",
+                          w, ho_row, limit);
     if (rows > by) rows = by;
     kiln_vk_io in, out, tab;
+    kiln_vk_buffer hand;
     memset(&in, 0, sizeof in);
     memset(&out, 0, sizeof out);
     memset(&tab, 0, sizeof tab);
+    memset(&hand, 0, sizeof hand);
     const size_t tab_bytes = (size_t)BC6H_T_WORDS * 4;
+    /* diagnostic aid KILN_BC6H_TRACE=1: one stderr line per batch (the buffers' memory properties, the host's
+     * allocation and submission times, the kernel time): tells a slower kernel from slower host work between runs */
+    const char *trace_env = getenv("KILN_BC6H_TRACE");
+    const int trace = trace_env && *trace_env && strcmp(trace_env, "0") != 0;
+    const double t_alloc = trace ? bc6h_wall_ms() : 0.0;
     kiln_status st = kiln_vk_io_create(ctx, gpu, rows * in_row, 0, &in);
+    if (st == KILN_OK && split) st = kiln_vk_buffer_create(ctx, gpu, rows * ho_row, KILN_VK_MEM_DEVICE, &hand);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, rows * out_row, 1, &out);
     if (st == KILN_OK && qcfg) {
         st = kiln_vk_io_create(ctx, gpu, tab_bytes, 0, &tab);
@@ -195,7 +240,7 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
         st = kiln_vk_buffer_flush(ctx, gpu, in.direct ? &in.dev : &in.staging);
         if (st != KILN_OK) break;
         kiln_vk_cmd cmd;
-        st = kiln_vk_cmd_begin(ctx, gpu, 1, &cmd);
+        st = kiln_vk_cmd_begin(ctx, gpu, split ? 2 : 1, &cmd);
         if (st != KILN_OK) break;
         kiln_vk_cmd_upload(&cmd, &in, in_bytes);
         if (qcfg) kiln_vk_cmd_upload(&cmd, &tab, tab_bytes);
@@ -203,15 +248,28 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
         /* [9]: the shader's runtime zero; [10]: its lanes per block */
         uint32_t push[11] = {bx, nrows, w, texel_rows, spec, 0, 0, 0, 0, 0, lanes};
         if (qcfg) memcpy(push + 5, qcfg, 4 * sizeof *qcfg);
-        kiln_vk_binding b[3] = {{.buffer = in.dev.buffer, .range = in_bytes},
+        kiln_vk_binding b[4] = {{.buffer = in.dev.buffer, .range = in_bytes},
                                 {.buffer = out.dev.buffer, .range = out_bytes},
-                                {.buffer = tab.dev.buffer, .range = tab_bytes}};
+                                {.buffer = tab.dev.buffer, .range = tab_bytes},
+                                {.buffer = hand.buffer, .range = nrows * ho_row}};
         st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, (uint64_t)bx * nrows * lanes);
+        if (st == KILN_OK && split) { /* kernel B reads kernel A's hand-off */
+            kiln_vk_cmd_barrier(&cmd);
+            st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe_b, b, push, (uint64_t)bx * nrows * lanes);
+        }
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, &out, out_bytes);
         double ms = 0.0;
+        const double t_sub = trace ? bc6h_wall_ms() : 0.0;
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
         kiln_vk_cmd_free(&cmd);
+        if (trace)
+            fprintf(stderr,
+                    "# bc6h trace: %s%s rows %u-%u: in %s flags 0x%x, out %s flags 0x%x, hand-off flags 0x%x; buffers created %.1f ms "
+                    "before the submission; submit + wait %.2f ms wall, kernel %.3f ms\n",
+                    desc.shader, split ? " (two kernels)" : "", r0, r0 + nrows, in.direct ? "direct" : "staged",
+                    (unsigned)in.dev.flags, out.direct ? "direct" : "staged", (unsigned)out.dev.flags, (unsigned)hand.flags,
+                    t_sub - t_alloc, bc6h_wall_ms() - t_sub, ms);
         total_ms += ms;
         if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out.direct ? &out.dev : &out.staging);
         if (st == KILN_OK) memcpy(dst + (size_t)r0 * out_row, kiln_vk_io_map(&out), out_bytes);
@@ -220,6 +278,7 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
     kiln_vk_io_destroy(gpu, &in);
     kiln_vk_io_destroy(gpu, &out);
     kiln_vk_io_destroy(gpu, &tab);
+    kiln_vk_buffer_destroy(gpu, &hand);
     if (st == KILN_OK) ctx->last_gpu_ms = total_ms;
     return st;
 }
@@ -288,7 +347,7 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
         cfg[2] = l;
         cfg[3] = r;
     }
-    if (first) return run_shader(ctx, img, "enc_bc6h_h4", sf, BC6H_HIGH4_LANES, cfg, NULL, subgroup_size, dst);
+    if (first) return run_shader(ctx, img, "enc_bc6h_h4", sf, BC6H_HIGH4_LANES, cfg, NULL, 0, subgroup_size, dst);
     if (multi) {
         /* KILN_BC6H_HIGH_BPW: blocks per workgroup (2..32, a power of two; 32 <= BPW x lanes <= 512; its
          * shared memory within the device's limit); KILN_BC6H_HIGH_STOP=N (1..5): profiling aid, the
@@ -324,14 +383,15 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
          * NVIDIA H200, but other bytes there for SF16); bit 5 the cheap scores' lean lists
          * (LEAN3); bit 6 the line's fit from phase 1's moments, its projections over the lanes (LINE); bit 7
          * two cheap scores per pass over the texels (PAIR3); bit 8 rank counts reading each entry once (RANKV);
-         * bit 9 two partitions' moments per pass over the texels (PAIR1) */
+         * bit 9 two partitions' moments per pass over the texels (PAIR1); bit 10 the exact index choice's normal
+         * equations summed in a second loop over the texels (NE2: fewer live values in the refinement) */
         uint32_t opt = BC6H_HL_OPT;
         const char *oenv = getenv("KILN_BC6H_HIGH_OPT");
         if (oenv && *oenv) {
             char *end = NULL;
             unsigned long v = strtoul(oenv, &end, 0);
-            if (!end || *end || v > 1023)
-                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT=%s: use a bit mask 0..1023", oenv);
+            if (!end || *end || v > 2047)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT=%s: use a bit mask 0..2047", oenv);
             opt = (uint32_t)v;
         }
         /* the shader's shared memory (enc_bc6h_hl.comp's declarations) */
@@ -347,9 +407,33 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
                               "BC6H high: %u blocks per workgroup at %u lanes need %zu bytes of shared memory, the device offers %u",
                               bpw, lanes, 256u + per_block * bpw, gpu->props.limits.maxComputeSharedMemorySize);
         const uint32_t hl_spec[BC6H_HL_NSPEC] = {lanes, cfg[3], sf, sum2, bpw, stop, span, opt};
-        return run_shader(ctx, img, bc6h_hl_shader(opt), sf, lanes, cfg, hl_spec, subgroup_size, dst);
+        /* KILN_BC6H_HIGH_SPLIT=0/1: the one-kernel encoder or the two kernels (enc_bc6h_ha.comp + enc_bc6h_hb.comp,
+         * always with the texel loops rolled, as OPT bit 2; the same bytes); default BC6H_HL_SPLIT */
+        int split = BC6H_HL_SPLIT;
+        const char *xenv = getenv("KILN_BC6H_HIGH_SPLIT");
+        if (xenv && *xenv) {
+            if (strcmp(xenv, "0") != 0 && strcmp(xenv, "1") != 0)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_SPLIT=%s: use 0 (one kernel) or 1 (two kernels)", xenv);
+            split = xenv[0] == '1';
+        }
+        if (split && stop)
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_STOP=%u: not with KILN_BC6H_HIGH_SPLIT=1", stop);
+        /* KILN_BC6H_HIGH_BPW_B: kernel B's blocks per workgroup (default: kernel A's, BPW; the same bounds) */
+        uint32_t bpw_b = bpw;
+        const char *bbenv = getenv("KILN_BC6H_HIGH_BPW_B");
+        if (split && bbenv && *bbenv) {
+            unsigned long v = strtoul(bbenv, NULL, 10);
+            if (v < 2 || v > 32 || (v & (v - 1)) || v * lanes < 32 || v * lanes > 512 ||
+                256u + per_block * v > gpu->props.limits.maxComputeSharedMemorySize)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                                  "KILN_BC6H_HIGH_BPW_B=%s: use a power of two 2..32 with 32 <= it x the lanes (%u) <= 512 and its "
+                                  "shared memory (%zu bytes per block) within the device's %u", bbenv, lanes, per_block,
+                                  gpu->props.limits.maxComputeSharedMemorySize);
+            bpw_b = (uint32_t)v;
+        }
+        return run_shader(ctx, img, bc6h_hl_shader(opt), sf, lanes, cfg, hl_spec, split ? (int)bpw_b : 0, subgroup_size, dst);
     }
-    return run_shader(ctx, img, "enc_bc6h_h", sf, 1u, cfg, NULL, subgroup_size, dst);
+    return run_shader(ctx, img, "enc_bc6h_h", sf, 1u, cfg, NULL, 0, subgroup_size, dst);
 }
 
 kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
@@ -376,7 +460,7 @@ kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, cons
                           img->width, img->height, need, dst ? dst_size : (size_t)0);
     const uint32_t sf = params->format == KILN_FORMAT_BC6H_SFLOAT ? 1u : 0u;
     if (kiln_design && params->quality == KILN_QUALITY_FAST)
-        return run_shader(ctx, img, "enc_bc6h", sf, BC6H_KILN_LANES, NULL, NULL, subgroup_size, dst);
+        return run_shader(ctx, img, "enc_bc6h", sf, BC6H_KILN_LANES, NULL, NULL, 0, subgroup_size, dst);
     if (kiln_design && params->quality == KILN_QUALITY_HIGH) {
         /* GPU-native high unless KILN_BC6H_GPU_EXACT is set (not "0"): then the CPU-exact port */
         const char *ex = getenv("KILN_BC6H_GPU_EXACT");
@@ -401,9 +485,9 @@ kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, cons
                                   "KILN_BC6H_GPU_LANES=%s: use 8, 16 or 32 (at least 16 at quality max)", env);
             lanes = (uint32_t)v;
         }
-        return run_shader(ctx, img, "enc_bc6h_q", sf, lanes, bc6h_qcfg[params->quality], NULL, subgroup_size, dst);
+        return run_shader(ctx, img, "enc_bc6h_q", sf, lanes, bc6h_qcfg[params->quality], NULL, 0, subgroup_size, dst);
     }
-    return run_shader(ctx, img, "enc_bc6h_seed", params->quality == KILN_QUALITY_FAST ? 0u : 1u, 1u, NULL, NULL, subgroup_size, dst);
+    return run_shader(ctx, img, "enc_bc6h_seed", params->quality == KILN_QUALITY_FAST ? 0u : 1u, 1u, NULL, NULL, 0, subgroup_size, dst);
 }
 
 /* float texels already on the device: the mip chain + encode path (owner mipdev, src/gpu/gpu_mip_encode.c) */

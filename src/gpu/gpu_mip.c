@@ -8,14 +8,18 @@
  *   pyramid      nvpro_pyramid's schedule: a "fast" stage of M <= 6 levels when both sides are divisible
  *                by 2^M (M >= 2; shuffles when the stage allows it), else a "general" stage of 2 levels
  *                (tiles of 16 x 16 with the 3-tap kernel and a recomputed 1-texel halo)
- *   single-pass  on the fast box path (default): the pyramid's fast plan cut after the first stage whose next
- *                level has at most 1024 texels; that stage runs on shaders/mip_sp.comp, whose last-arriving
- *                workgroup per texture makes every remaining level in shared memory (sp_fuse: one dispatch for
- *                the tail; KILN_GPU_MIP_SP_CHAIN chains the odd-level stages before it into the same dispatch
- *                with per-tile arrival counters). KILN_GPU_MIP_FAST=0 or 1: every level in ONE dispatch on the
- *                general path, stages as above run by the same workgroups, the last workgroup to finish the
- *                tiles a later-stage tile depends on continues with it (per-tile arrival counters,
- *                release/acquire fences; shaders/mip_tile.comp)
+ *   single-pass  every level of every texture in ONE dispatch, any size and batch. On the fast box path
+ *                (default; sp_one, shaders/mip_one.comp): the pyramid's fast stages (even stages of mip_fast.comp /
+ *                mip_fast2.comp, odd levels of mip_fast_level.comp, their bodies copied); the dispatch is the first
+ *                stage's, every later tile is made by the workgroup that completes its last input tile (per-tile
+ *                arrival counters, release/acquire fences, counters reset by their last user; nothing waits); a
+ *                one-stage plan is its own one dispatch. The chain ends in a tail stage (the levels from the first
+ *                of <= 256 texels in shared memory; KILN_GPU_MIP_SP_TAIL=N sets N, 0 = none); mip_fast2.comp stages
+ *                are chained only with KILN_GPU_MIP_EVEN2=1 (see even2_one). KILN_GPU_MIP_SP_HYBRID=1 (tuning aid): the
+ *                older hybrid (sp_fuse: the tail fused into the pyramid plan's first small stage, 1-5 dispatches).
+ *                KILN_GPU_MIP_FAST=0 or 1: ONE dispatch on the general path, stages as above run by the same
+ *                workgroups, the last workgroup to finish the tiles a later-stage tile depends on continues with
+ *                it (per-tile arrival counters, release/acquire fences; shaders/mip_tile.comp)
  *   auto         pyramid while the fast box path is on (below), else single-pass
  *   baseline     (bench only) reads the base once and writes every level without reducing
  *   blit         the vkCmdBlitImage chain (gpu_mip_blit.c): exact only on even levels, no alpha weighting
@@ -72,6 +76,7 @@ typedef struct mip_plan {
     uint32_t L, w[MIP_MAX_LEVELS], h[MIP_MAX_LEVELS];
     mip_stage st[MIP_MAX_LEVELS];
     uint32_t nst;
+    int one; /* sp_one: every stage in the first stage's dispatch (shaders/mip_one.comp) */
 } mip_plan;
 
 static uint32_t tile_of(uint32_t K) { return K >= 6 ? 1u : 16u >> (K - 1); }
@@ -165,6 +170,16 @@ static int even2_enabled(void)
     return !(e && e[0] == '0');
 }
 
+/* The one-dispatch single pass chains mip_fast.comp's even stages only, unless KILN_GPU_MIP_EVEN2=1: H200 2026-11-26
+ * 05:25 UTC (lead, `KILN_GPU_MIP_SP_TAIL=256 [KILN_GPU_MIP_EVEN2=0] gpu_mip --runs 10 --strategies
+ * baseline,pyramid,single-pass`, cold min us): 1920x1080 313.5 with an mip_fast2.comp first stage in the chain, 76.2
+ * without (pyramid 83.1-85.0); 2560x1440 77.2 without (pyramid 89.7), 3840x2160 114.2 (pyramid 118.3). */
+static int even2_one(void)
+{
+    const char *e = getenv("KILN_GPU_MIP_EVEN2");
+    return e && e[0] == '1';
+}
+
 /* KILN_GPU_MIP_TAIL=N (tuning aid): the tail starts once the next level has at most N texels (default
  * MIP_TAIL_TEXELS; 0 = no tail). */
 static uint64_t tail_texels(void)
@@ -218,18 +233,24 @@ static int sp_chain(void)
  * stage), while fused into the small odd stages it won (3095x990 123.8 us vs pyramid 130.7 and blit 126.1). */
 #define MIP_SP_FUSE_WG 256u
 
+/* the whole chain as one tail stage: one workgroup per texture makes every level in shared memory (mip_sp.comp mode 2) */
+static void tail_only(mip_plan *p)
+{
+    mip_stage *s = &p->st[0];
+    memset(s, 0, sizeof *s);
+    s->K = p->L - 1;
+    s->ntx = s->nty = 1;
+    s->fast = MIP_FAST_LEVEL;
+    s->sp = 2;
+    p->nst = 1;
+}
+
 static void sp_fuse(mip_plan *p, uint64_t cap, int chain, uint32_t count)
 {
     if (p->nst == 0) return;
     const uint32_t L = p->L;
     if ((uint64_t)p->w[1] * p->h[1] <= cap && p->st[0].l0 + p->st[0].K < L - 1) {
-        mip_stage *s = &p->st[0];
-        memset(s, 0, sizeof *s);
-        s->K = L - 1;
-        s->ntx = s->nty = 1;
-        s->fast = MIP_FAST_LEVEL;
-        s->sp = 2;
-        p->nst = 1;
+        tail_only(p);
         return;
     }
     for (uint32_t i = 0; i < p->nst; i++) {
@@ -269,6 +290,69 @@ static void sp_fuse(mip_plan *p, uint64_t cap, int chain, uint32_t count)
     }
 }
 
+/* KILN_GPU_MIP_SP_HYBRID=1 (tuning aid, for the bench's comparison): single-pass as the hybrid of helper mipsp
+ * (sp_fuse above: 1 to 5 dispatches, the pyramid's plan where nothing fuses); unset: ONE dispatch (sp_one). */
+static int sp_hybrid(void)
+{
+    const char *e = getenv("KILN_GPU_MIP_SP_HYBRID");
+    return e && e[0] == '1' && e[1] == 0;
+}
+
+/* The one-dispatch single pass's tail (a stage of sp_one's chain): levels l0+1 .. L-1 of one texture in shared memory
+ * (mip_sp.comp tail()), made by the workgroup that completes the last tile of level l0. */
+#define MIP_FAST_SPTAIL 6
+/* The tail starts at the first stage end whose next level has at most MIP_SP_ONE_TAIL texels (KILN_GPU_MIP_SP_TAIL
+ * overrides, at most MIP_SP_CAP; 0: no tail, every level chained). H200 2026-11-26 05:25 UTC (lead; the chain without
+ * mip_fast2.comp stages, even2_one), cold min us, tail at <= 256 texels / none: rows of the same run with a normal
+ * baseline: 1920x1080 76.2 (none, with fast2: 103.5), 2047^2 172.1, 256 x 256^2 152.1; tail at <= 1024 with fast2:
+ * 1920x1080 90.6. Earlier (04:26, helper spone's build, fast2 in the chain) the tail had looked slower: 392.9 vs 102.0. */
+#define MIP_SP_ONE_TAIL 256u
+
+static uint64_t sp_one_cap(void)
+{
+    const char *e = getenv("KILN_GPU_MIP_SP_TAIL");
+    return e && e[0] >= '0' && e[0] <= '9' ? sp_cap() : MIP_SP_ONE_TAIL;
+}
+
+/* The single pass in ONE dispatch for every size and batch (helper spone, 2026-11-26): the pyramid's fast plan (no odd
+ * pairs, no mip_fast_level tail) cut after the first stage whose next level has at most `cap` texels, then the tail
+ * stage (MIP_FAST_SPTAIL; cap 0, the default: no tail). Every stage after the first is made inside the first stage's
+ * dispatch (shaders/mip_one.comp): a workgroup that finishes a tile of stage s increments the arrival counter of every
+ * stage-(s+1) tile whose input footprint overlaps its output (mip_one.comp cons_range, the same function on both
+ * sides); the one that
+ * brings a counter to its target makes that tile (release / acquire fences, the counter reset by that workgroup:
+ * nothing ever waits). Stages: first sp = 3 (the dispatch), the rest sp = 4 (in it), their kinds (MIP_FAST_*) in job
+ * stage word 6. Level 1 at most `cap` texels: one workgroup per texture makes every level (mip_sp.comp mode 2); a plan
+ * of one stage is already one dispatch (mip_fast / mip_fast2 / mip_fast_level) and stays. */
+static void sp_one(mip_plan *p, uint64_t cap)
+{
+    if (p->nst <= 1) return;
+    const uint32_t L = p->L;
+    if ((uint64_t)p->w[1] * p->h[1] <= cap) {
+        tail_only(p);
+        return;
+    }
+    uint32_t i = 0;
+    while (i + 1 < p->nst) {
+        const uint32_t e = p->st[i].l0 + p->st[i].K;
+        if ((uint64_t)p->w[e + 1] * p->h[e + 1] <= cap) break;
+        i++;
+    }
+    const uint32_t e = p->st[i].l0 + p->st[i].K;
+    p->nst = i + 1;
+    if (e + 1 < L) {
+        mip_stage *t = &p->st[p->nst++];
+        memset(t, 0, sizeof *t);
+        t->l0 = e;
+        t->K = L - 1 - e;
+        t->ntx = t->nty = 1;
+        t->fast = MIP_FAST_SPTAIL;
+    }
+    p->one = 1;
+    p->st[0].sp = 3;
+    for (uint32_t k = 1; k < p->nst; k++) p->st[k].sp = 4;
+}
+
 static void make_plan(mip_plan *p, uint32_t W, uint32_t H, uint32_t L, int strategy, int shuffles, int fast,
                       uint32_t count)
 {
@@ -284,7 +368,7 @@ static void make_plan(mip_plan *p, uint32_t W, uint32_t H, uint32_t L, int strat
                                         strategy == KILN_MIP_STRATEGY_SUBGROUP || strategy == KILN_MIP_STRATEGY_PYRAMID));
     const uint64_t tail = fast_ok && !sp ? tail_texels() : 0;
     const uint64_t pairs = fast_ok && !sp ? odd_pairs() : 0;
-    const int even2 = fast_ok && even2_enabled();
+    const int even2 = fast_ok && (sp && !sp_hybrid() ? even2_one() : even2_enabled());
     while (l0 + 1 < L) {
         uint32_t rem = L - 1 - l0, K = 1;
         int shuf = 0;
@@ -348,9 +432,10 @@ static void make_plan(mip_plan *p, uint32_t W, uint32_t H, uint32_t L, int strat
         add_stage(p, l0, K, shuf && shuffles);
         l0 += K;
     }
-    if (sp) sp_fuse(p, sp_cap(), sp_chain(), count);
+    if (sp && sp_hybrid()) sp_fuse(p, sp_cap(), sp_chain(), count);
+    else if (sp) sp_one(p, sp_one_cap());
     for (uint32_t s = 0; s + 1 < p->nst; s++) p->st[s].write_chain = 1;
-    if (p->nst && (p->st[p->nst - 1].sp == 1 || p->st[p->nst - 1].sp == 4))
+    if (p->nst && !p->one && (p->st[p->nst - 1].sp == 1 || p->st[p->nst - 1].sp == 4))
         p->st[p->nst - 1].write_chain = 1; /* the tail reads it */
 }
 
@@ -476,7 +561,7 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
         sw[3] = st->ntx;
         sw[4] = st->nty;
         sw[5] = st->ctr_off;
-        sw[6] = st->shuffle;
+        sw[6] = p->one ? (uint32_t)st->fast : st->shuffle; /* sp_one: the stage's kind (mip_sp.comp) */
         sw[7] = st->write_chain;
     }
     if (p->nst && p->st[p->nst - 1].sp) { /* mip_sp.comp: the tail's arrival counter per texture (job word 7) */
@@ -532,7 +617,18 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
                                    .full_subgroups = gpu->full_subgroups};
         KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &d, &r->tile));
         int any_even = 0, any_level = 0, any_even2 = 0;
-        if (p->nst && p->st[p->nst - 1].sp) { /* mip_sp.comp: mode, shared sizes, chain (spec constants 1..4) */
+        if (p->one) { /* shaders/mip_one.comp: the first stage's kind, shared sizes for the tail (if any) */
+            const mip_stage *fs = &p->st[0], *ls = &p->st[p->nst - 1];
+            uint32_t spec[5] = {fs->fast == MIP_FAST_EVEN ? 0u : fs->fast == MIP_FAST_EVEN2 ? 3u : 1u, 256u, 0u, 2u, 0u};
+            if (ls->fast == MIP_FAST_SPTAIL)
+                while (spec[1] < p->w[ls->l0 + 1] * p->h[ls->l0 + 1]) spec[1] *= 2; /* <= MIP_SP_CAP (sp_one_cap) */
+            spec[2] = spec[1] / 2;
+            for (uint32_t s = 1; s < p->nst; s++) spec[4] |= 1u << p->st[s].fast; /* SP_KINDS: the chained kinds */
+            kiln_vk_pipeline_desc f = {.shader = "mip_one", .local_size = MIP_LOCAL, .spec = spec, .nspec = 5,
+                                       .nbindings = MIP_BINDINGS, .push_size = MIP_FAST_PUSH,
+                                       .subgroup_size = subgroup_size};
+            KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &f, &r->sp));
+        } else if (p->nst && p->st[p->nst - 1].sp) { /* mip_sp.comp: mode, shared sizes, chain (spec constants 1..4) */
             const mip_stage *ls = &p->st[p->nst - 1], *fs = ls;
             while (fs->sp == 4) fs--; /* the chain's first stage */
             const uint32_t m1 = ls->sp == 2 ? 1u : ls->l0 + ls->K + 1;
@@ -618,7 +714,8 @@ static kiln_status run_record(kiln_context *ctx, kiln_vk_cmd *cmd, mip_run *r, i
         uint32_t push[MIP_FAST_PUSH / 4] = {s, single ? 1u : st->fast == MIP_FAST_TAIL ? 1u : st->fast == MIP_FAST_LEVEL2 ? 2u : 0u};
         if (st->fast) fast_push(r, st, push);
         if (st->sp == 4) continue; /* made inside the chain's dispatch */
-        if (st->sp) push[1] = st->sp == 2 ? 2u : st->fast == MIP_FAST_EVEN ? 0u : 1u; /* mip_sp.comp's mode */
+        if (st->sp) /* mip_sp.comp's mode */
+            push[1] = st->sp == 2 ? 2u : st->fast == MIP_FAST_EVEN ? 0u : st->fast == MIP_FAST_EVEN2 ? 3u : 1u;
         if (st->sp == 3) push[15] = p->nst - 1;                                        /* the chain's last stage */
         const kiln_vk_pipeline *pipe = st->sp                       ? r->sp
                                        : st->fast == MIP_FAST_EVEN    ? r->fast
@@ -645,9 +742,12 @@ static void plan_desc(const mip_plan *p, char *out, size_t n)
                          : st->fast == MIP_FAST_LEVEL ? "O"
                          : st->fast == MIP_FAST_LEVEL2 ? "P"
                          : st->fast == MIP_FAST_TAIL  ? "T"
+                         : st->fast == MIP_FAST_SPTAIL ? "t"
                                                       : "G",
                          st->K);
-        if (w >= 0 && st->sp && k + (size_t)w + 8 < n) /* single pass: "s" + the tail's levels ("S": tail alone) */
+        if (w >= 0 && p->one) { /* one dispatch: "c" on every stage made inside the first one's dispatch */
+            if (s && k + (size_t)w + 8 < n) w += snprintf(out + k + (size_t)w, n - k - (size_t)w, "c");
+        } else if (w >= 0 && st->sp && k + (size_t)w + 8 < n) /* single pass: "s" + the tail's levels ("S": tail alone) */
             w += st->sp == 3 || (st->sp == 4 && s + 1 < p->nst) /* "c": in the chain's dispatch */
                      ? snprintf(out + k + (size_t)w, n - k - (size_t)w, "c")
                      : snprintf(out + k + (size_t)w, n - k - (size_t)w, "%s%u", st->sp == 2 ? "S" : "s",
@@ -657,10 +757,10 @@ static void plan_desc(const mip_plan *p, char *out, size_t n)
     }
 }
 
-/* Dispatches of a recorded plan: the general single pass (mip_tile.comp) is one, the rest one per stage. */
-static uint32_t plan_dispatches(const mip_run *r, int strategy)
+/* Dispatches of a plan: the general single pass (mip_tile.comp) is one, the rest one per stage (those made inside
+ * another stage's dispatch excepted). */
+static uint32_t plan_count(const mip_plan *p, int strategy)
 {
-    const mip_plan *p = &r->plan;
     const int sp = p->nst && p->st[p->nst - 1].sp;
     if (!sp && p->nst && !p->st[0].fast &&
         (strategy == KILN_MIP_STRATEGY_SINGLE_PASS || strategy == KILN_MIP_STRATEGY_AUTO))
@@ -670,6 +770,8 @@ static uint32_t plan_dispatches(const mip_run *r, int strategy)
     return n;
 }
 
+static uint32_t plan_dispatches(const mip_run *r, int strategy) { return plan_count(&r->plan, strategy); }
+
 static int strategy_known(int s) { return s >= KILN_MIP_STRATEGY_AUTO && s <= KILN_MIP_STRATEGY_BASELINE; }
 
 /* AUTO runs the pyramid plan while the fast box path is on (far faster than the single pass, which
@@ -677,6 +779,23 @@ static int strategy_known(int s) { return s >= KILN_MIP_STRATEGY_AUTO && s <= KI
 static int resolve_strategy(int s, int fast)
 {
     return s == KILN_MIP_STRATEGY_AUTO && fast ? KILN_MIP_STRATEGY_PYRAMID : s;
+}
+
+uint32_t kiln__gpu_mip_plan_dispatches(uint32_t W, uint32_t H, uint32_t L, uint32_t count, int strategy, char *desc,
+                                       size_t desc_size)
+{
+    if (desc && desc_size) desc[0] = 0;
+    if (W == 0 || H == 0 || L < 2 || L > MIP_MAX_LEVELS || L > kiln_mip_level_count(W, H) || count == 0 ||
+        !strategy_known(strategy) || strategy == KILN_MIP_STRATEGY_BASELINE || strategy == KILN_MIP_STRATEGY_BLIT)
+        return 0;
+    mip_plan *p = malloc(sizeof *p);
+    if (!p) return 0;
+    const int fast = fast_enabled(), rs = resolve_strategy(strategy, fast);
+    make_plan(p, W, H, L, rs, 1, fast, count);
+    if (desc && desc_size) plan_desc(p, desc, desc_size);
+    const uint32_t n = plan_count(p, rs);
+    free(p);
+    return n;
 }
 
 static const char *strategy_name(int s)

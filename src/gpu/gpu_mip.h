@@ -71,6 +71,11 @@ void kiln__gpu_mip_poison(VkCommandBuffer cb, const VkBuffer *bufs, uint32_t n);
 /* The mip shaders' lookup table (mip_common.glsl binding 4): byte decode (sRGB when decode_srgb), byte / 255,
  * the exact sRGB8 encoder's thresholds, the exact unorm8 encoder's decision points (each + inf at 255). */
 void kiln__gpu_mip_lut(float l[1024], int decode_srgb);
+/* Testing aid (helper spone): the number of dispatches the box-filter plan of `strategy` records for `count` W x H
+ * images of L levels under the current environment (KILN_GPU_MIP_FAST, ...), no device needed; desc (may be NULL)
+ * gets the plan ("E6+E6c", as KILN_GPU_MIP_PLAN prints it). 0 for blit, baseline and bad arguments. */
+uint32_t kiln__gpu_mip_plan_dispatches(uint32_t W, uint32_t H, uint32_t L, uint32_t count, int strategy, char *desc,
+                                       size_t desc_size);
 
 /* ---- the BC encoders on device-resident RGBA8 texels (gpu_mip_encode_bc.inc, inside gpu_encode_bc.c) ----
  * kiln__gpu_bc_dev_plan: the passes of params' format (BC1, BC1a, BC3, BC4, BC5; the shaders, spec

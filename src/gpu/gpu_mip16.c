@@ -6,6 +6,7 @@
 #include "gpu/gpu_mip16.h"
 #include "gpu/gpu_mip16_api.h"
 #include "gpu/gpu_mip.h"
+#include "gpu/gpu_mip_alpha_vk.h"
 #include "image/color.h"
 #include "mip/mip.h"
 #include <math.h>
@@ -46,34 +47,56 @@ kiln_status kiln__gpu_mip16_record(kiln_context *ctx, kiln_vk_cmd *cmd, const ki
     return kiln_vk_cmd_dispatch_linear(ctx, cmd, pipe, b, push, n);
 }
 
+/* Helper mipfall: besides 16-bit levels (out_kind 2), one raw 16-bit image into RGBA8 (1), RGBA16F (3) or RGBA32F
+ * (4) levels (kiln_mip_texture; before, mip.c decoded the base on the host and ran kiln__gpu_mip on it): the base
+ * decoded on the device, the float chain, then gpu_mip_alpha.c's pass 2 writes RGBA8 / RGBA16F from it (sRGB8
+ * colour when out_srgb; kiln__float_to_half) and RGBA32F is the chain itself (copied out); and alpha coverage
+ * (alpha_coverage_ref > 0, raw image only: the base coverage counts its 16-bit alpha as mip.c does) for every kind:
+ * counted and scaled on the device (16-bit levels: alpha' patched into the float chain, then mip16_convert.comp
+ * quantises it as mip.c's U16 sink). */
 kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job *job, double *device_ms)
 {
     if (device_ms) *device_ms = 0.0;
-    if (!job || !job->images || job->count != 1 || !job->dst || job->out_kind != 2)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: one image into 16-bit levels only");
-    if (job->strategy == KILN_MIP_STRATEGY_BLIT || job->strategy == KILN_MIP_STRATEGY_BASELINE)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: not with the blit or baseline strategy");
-    if (job->alpha_coverage_ref > 0.0f)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: no alpha coverage");
+    if (!job || !job->images || job->count != 1 || !job->dst || job->out_kind < 1 || job->out_kind > 4)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: one image into RGBA8, RGBA16, RGBA16F or RGBA32F");
+    if (job->strategy == KILN_MIP_STRATEGY_BASELINE)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: not with the baseline strategy");
+    /* blit (helper mipfall): the base decoded on the host to linear RGBA32F, vkCmdBlitImage's chain in
+     * R32G32B32A32_SFLOAT (gpu_mip_blit.c), then the same conversions; the box filter only, no coverage (as 8-bit) */
+    const int blit = job->strategy == KILN_MIP_STRATEGY_BLIT;
+    if (blit && (job->filter != KILN_MIP_FILTER_BOX || job->normal_map || job->alpha_coverage_ref > 0.0f ||
+                 job->images[0].type != KILN_PIXEL_U16))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "16-bit GPU mipmaps: the blit strategy filters a 16-bit image with a box, without alpha coverage");
     const kiln_image *b0 = &job->images[0];
     /* the raw 16-bit image (helper mip16b: decoded here, on the device unless KILN_GPU_MIP16_DEVICE_DECODE=0) or
      * the base mip.c decoded (F32, decode_srgb 0; no normal maps: their mapping needs the unorm source) */
     const int raw = b0->type == KILN_PIXEL_U16;
+    const int kind = job->out_kind, cov = job->alpha_coverage_ref > 0.0f;
     if ((!raw && (b0->type != KILN_PIXEL_F32 || job->decode_srgb || job->normal_map)) || (job->normal_map && job->out_srgb))
         return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "16-bit GPU mipmaps: a 16-bit image or its decoded base");
+    if (!raw && (kind != 2 || cov))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: other outputs and alpha coverage take the raw image");
+    if (kind != 2 && (job->normal_map || ((kind == 3 || kind == 4) && job->out_srgb)))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
+                          "16-bit GPU mipmaps: normal maps and sRGB float outputs of 16-bit images are made on the CPU");
+    if (cov && !(job->alpha_coverage_ref < 1.0f))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: alpha coverage reference %g",
+                          (double)job->alpha_coverage_ref);
     const uint32_t W = b0->width, H = b0->height, L = job->levels;
     if (L < 2 || L > KILN_GPU_MIP_MAX_LEVELS || L > kiln_mip_level_count(W, H))
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "16-bit GPU mipmaps: %u levels", L);
     kiln_gpu *gpu;
     KILN_TRY(kiln__gpu_get(ctx, &gpu));
     const kiln_vk_pipeline *conv = NULL;
-    KILN_TRY(kiln__gpu_mip16_pipeline(ctx, gpu, &conv));
+    if (kind == 2) KILN_TRY(kiln__gpu_mip16_pipeline(ctx, gpu, &conv));
+    const VkDeviceSize bpt = kind == 1 ? 4 : kind == 4 ? 16 : 8;
     VkDeviceSize align = gpu->props.limits.minStorageBufferOffsetAlignment;
     if (align < 16) align = 16;
     VkDeviceSize off[KILN_GPU_MIP_MAX_LEVELS], bytes = 0;
     for (uint32_t l = 1; l < L; l++) {
         off[l] = bytes;
-        bytes += (VkDeviceSize)kiln_level_dim(W, l) * kiln_level_dim(H, l) * 8;
+        bytes += (VkDeviceSize)kiln_level_dim(W, l) * kiln_level_dim(H, l) * bpt;
         bytes = (bytes + align - 1) / align * align;
     }
     if (bytes > gpu->props.limits.maxStorageBufferRange)
@@ -84,9 +107,12 @@ kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job 
     fj.out_srgb = 0;
     fj.dst = NULL;
     fj.decode_srgb = 0;
+    fj.alpha_coverage_ref = 0.0f; /* (gpu_mip_alpha.c below) */
     kiln_vk_io outb = {0}, tab = {0};
     kiln__gpu_mip_dev md;
     memset(&md, 0, sizeof md);
+    kiln__gpu_mip_alpha a;
+    memset(&a, 0, sizeof a);
     kiln_vk_cmd cmd;
     memset(&cmd, 0, sizeof cmd);
     /* raw: the decoded base (sizes only when the device decodes it) */
@@ -94,7 +120,7 @@ kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job 
     memset(&fimg, 0, sizeof fimg);
     kiln__gpu_mip16_dec dec;
     memset(&dec, 0, sizeof dec);
-    const int devdec = raw && kiln__gpu_mip16_device_decode();
+    const int devdec = raw && !blit && kiln__gpu_mip16_device_decode();
     const int filt = job->filter != KILN_MIP_FILTER_BOX || job->normal_map;
     kiln_status st = KILN_OK;
     if (raw && devdec) {
@@ -109,8 +135,8 @@ kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job 
     }
     if (raw) fj.images = &fimg;
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, bytes, 1, &outb);
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4, 0, &tab);
-    if (st == KILN_OK) {
+    if (st == KILN_OK && kind == 2) st = kiln_vk_io_create(ctx, gpu, (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4, 0, &tab);
+    if (st == KILN_OK && kind == 2) {
         const float *t = kiln__gpu_mip16_cached_thresholds(ctx, gpu, job->out_srgb, NULL);
         if (!t) st = KILN_ERR_OUT_OF_MEMORY;
         else {
@@ -118,13 +144,16 @@ kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job 
             st = kiln_vk_buffer_flush(ctx, gpu, tab.direct ? &tab.dev : &tab.staging);
         }
     }
+    double ms = 0.0, ms2 = 0.0;
     if (st == KILN_OK) st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + L + 2, &cmd);
     if (st == KILN_OK) {
         kiln__gpu_mip_poison(cmd.cb, (VkBuffer[]){outb.dev.buffer}, 1); /* testing aid */
-        kiln_vk_cmd_upload(&cmd, &tab, 0);
+        if (kind == 2) kiln_vk_cmd_upload(&cmd, &tab, 0);
         if (devdec) kiln__gpu_mip16_dec_upload(&cmd, &dec);
         kiln_vk_cmd_timestamp(&cmd, 0);
-        if (raw && filt) /* quality filters, normal maps (n = 2v - 1 of the decoded unorm base, 0.5 n + 0.5 out) */
+        if (blit) /* (the host-decoded base uploaded by gpu_mip_blit.c) */
+            st = kiln__gpu_mip_blit_record(ctx, gpu, &fj, (uint32_t)align, &cmd, VK_NULL_HANDLE, &md);
+        else if (raw && filt) /* quality filters, normal maps (n = 2v - 1 of the decoded unorm base, 0.5 n + 0.5 out) */
             st = kiln__gpu_mip16_filter_record(ctx, gpu, &fj, (uint32_t)align, &cmd, VK_NULL_HANDLE, &md,
                                                devdec ? kiln__gpu_mip16_dec_fill : NULL, devdec ? &dec : NULL,
                                                job->normal_map);
@@ -133,20 +162,67 @@ kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job 
                                            kiln__gpu_mip16_dec_fill, &dec);
         else
             st = kiln__gpu_mip_record(ctx, gpu, &fj, (uint32_t)align, &cmd, VK_NULL_HANDLE, &md);
-        if (st == KILN_OK) kiln_vk_cmd_barrier(&cmd);
+        /* the chain's levels for gpu_mip_alpha.c: alpha coverage (any kind) or the RGBA8 / RGBA16F conversion */
+        if (st == KILN_OK && (cov || kind == 1 || kind == 3)) {
+            st = kiln__gpu_mip_alpha_init(ctx, gpu, &a, L - 1);
+            uint64_t cov0 = 0;
+            if (st == KILN_OK && cov) st = kiln__gpu_mip_alpha_base_coverage(ctx, b0, job->alpha_coverage_ref, &cov0);
+            if (st == KILN_OK) {
+                const uint64_t n0 = (uint64_t)W * H;
+                /* mip.c: the threshold of the sink kind (1 U8, 2 U16, 3 F16, 4 F32) */
+                a.thr = cov ? kiln__mip_alpha_pass_threshold(kind, job->alpha_coverage_ref) : 0.0f;
+                a.mode = kind == 1 ? KILN_GPU_MIP_ALPHA_CONVERT_U8 : kind == 3 ? KILN_GPU_MIP_ALPHA_CONVERT_F16
+                                                                              : KILN_GPU_MIP_ALPHA_PATCH_F32;
+                a.srgb = kind == 1 && job->out_srgb;
+                a.chain = md.out;
+                a.out = kind == 1 || kind == 3 ? outb.dev.buffer : md.out;
+                for (uint32_t l = 1; l < L; l++) {
+                    kiln__gpu_mip_alpha_pair *q = &a.pairs[l - 1];
+                    q->n = kiln_level_dim(W, l) * kiln_level_dim(H, l);
+                    q->chain_vec4 = md.off[l] / 16;
+                    q->out_word = a.out == md.out ? md.off[l] / 4 : off[l] / 4;
+                    q->target = cov ? (2 * cov0 * q->n + n0) / (2 * n0) : 0; /* round(cov0 * n / n0), as run_chain */
+                }
+                st = kiln__gpu_mip_alpha_prepare(ctx, &a);
+            }
+        }
+        if (st == KILN_OK && cov) {
+            kiln_vk_cmd_timestamp(&cmd, 1);
+            /* submits the mip pass with the counting pass; cmd begun anew with pass 2 recorded, a barrier after it */
+            st = kiln__gpu_mip_alpha_run(ctx, &a, &cmd, L + 2, &ms);
+        } else if (st == KILN_OK && (kind == 1 || kind == 3)) {
+            st = kiln__gpu_mip_alpha_convert(ctx, &a, &cmd);
+        } else if (st == KILN_OK) {
+            kiln_vk_cmd_barrier(&cmd);
+        }
         const kiln_vk_binding tb = {.buffer = tab.dev.buffer, .range = (VkDeviceSize)KILN_GPU_MIP16_THR_FLOATS * 4};
-        for (uint32_t l = 1; l < L && st == KILN_OK; l++) {
+        for (uint32_t l = 1; l < L && st == KILN_OK && kind == 2; l++) {
             const uint32_t n = kiln_level_dim(W, l) * kiln_level_dim(H, l);
             const kiln_vk_binding src = {.buffer = md.out, .offset = md.off[l], .range = (VkDeviceSize)n * 16};
             const kiln_vk_binding dst = {.buffer = outb.dev.buffer, .offset = off[l], .range = (VkDeviceSize)n * 8};
             st = kiln__gpu_mip16_record(ctx, &cmd, conv, &src, &dst, &tb, n, 6u, 4u, job->out_srgb ? 2u : 0u);
         }
+        if (st == KILN_OK && kind == 4) { /* RGBA32F: the chain's levels (alpha' patched in place) */
+            /* (the chain: compute writes, or the blit's image -> buffer copies) */
+            VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                                  .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                                  .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT};
+            vkCmdPipelineBarrier(cmd.cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                 VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+            VkBufferCopy regions[KILN_GPU_MIP_MAX_LEVELS];
+            for (uint32_t l = 1; l < L; l++)
+                regions[l - 1] = (VkBufferCopy){md.off[l], off[l], (VkDeviceSize)kiln_level_dim(W, l) * kiln_level_dim(H, l) * 16};
+            vkCmdCopyBuffer(cmd.cb, md.out, outb.dev.buffer, L - 1, regions);
+            VkMemoryBarrier hb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                                  .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT};
+            vkCmdPipelineBarrier(cmd.cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                                 0, 1, &hb, 0, NULL, 0, NULL);
+        }
         if (st == KILN_OK) {
-            kiln_vk_cmd_timestamp(&cmd, 1);
+            if (!cov) kiln_vk_cmd_timestamp(&cmd, 1);
             kiln_vk_cmd_download(&cmd, &outb, bytes);
-            double ms = 0.0;
-            st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
-            if (device_ms) *device_ms = ms;
+            st = kiln_vk_cmd_submit(ctx, &cmd, &ms2);
+            if (device_ms) *device_ms = ms + ms2;
         }
     }
     kiln_vk_cmd_free(&cmd);
@@ -154,11 +230,16 @@ kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job 
     if (st == KILN_OK) {
         const uint8_t *src = kiln_vk_io_map(&outb);
         for (uint32_t l = 1; l < L; l++)
-            memcpy(job->dst[l], src + off[l], (size_t)kiln_level_dim(W, l) * kiln_level_dim(H, l) * 8);
+            memcpy(job->dst[l], src + off[l], (size_t)kiln_level_dim(W, l) * kiln_level_dim(H, l) * bpt);
         if (ctx->params.verbose)
-            fprintf(stderr, "kiln: 16-bit mipmaps on %s (%s): %sfloat chain and 16-bit quantisation on the device\n",
-                    gpu->props.deviceName, md.what, devdec ? "base decoded, " : "");
+            fprintf(stderr, "kiln: 16-bit mipmaps on %s (%s): %sfloat chain%s and %s on the device\n", gpu->props.deviceName,
+                    md.what, devdec ? "base decoded, " : "", cov ? ", alpha coverage" : "",
+                    kind == 2   ? "16-bit quantisation"
+                    : kind == 1 ? "RGBA8 quantisation"
+                    : kind == 3 ? "RGBA16F conversion"
+                                : "RGBA32F levels");
     }
+    kiln__gpu_mip_alpha_free(&a);
     kiln__gpu_mip_dev_free(&md);
     kiln__gpu_mip16_dec_free(&dec);
     kiln_image_free(&fimg);

@@ -24,7 +24,10 @@ int kiln__gpu_mip16_roundtrip(const float *t, int srgb);
  * written as RGBA16 (mip.c SINK_U16). The mip pass (gpu_mip.c / gpu_mip_filter.c, any strategy but blit and
  * baseline; normal maps of the 16-bit image: n = 2v - 1, 0.5 n + 0.5 as mip.c) writes the float chain on the
  * device; shaders/mip16_convert.comp quantises it there; only the 16-bit levels are downloaded.
- * *device_ms: kernel time. KILN_ERR_UNSUPPORTED for what it does not cover (alpha coverage, blit, baseline). */
+ * *device_ms: kernel time. Helper mipfall: also out_kind 1 / 3 / 4 (RGBA8, RGBA16F, RGBA32F levels of the raw image,
+ * written from the chain on the device), alpha coverage (raw image; scaled on the device, gpu_mip_alpha.c) and the
+ * blit strategy (box, no coverage: the host-decoded base blitted as RGBA32F). KILN_ERR_UNSUPPORTED for the rest
+ * (baseline, blit with coverage or another filter, normal maps or sRGB into float outputs). */
 kiln_status kiln__gpu_mip16_generate(kiln_context *ctx, const kiln__gpu_mip_job *job, double *device_ms);
 
 #endif

@@ -336,6 +336,19 @@ kiln_status kiln__gpu_mip_alpha_run(kiln_context *ctx, kiln__gpu_mip_alpha *a, k
     return KILN_OK;
 }
 
+kiln_status kiln__gpu_mip_alpha_convert(kiln_context *ctx, kiln__gpu_mip_alpha *a, kiln_vk_cmd *cmd)
+{
+    if (!a->tab_host || (a->mode != KILN_GPU_MIP_ALPHA_CONVERT_U8 && a->mode != KILN_GPU_MIP_ALPHA_CONVERT_F16))
+        return kiln__fail(ctx, KILN_ERR_INTERNAL, "GPU mip conversion: not prepared for a converting mode");
+    a->tab_host[3] |= 2u; /* mip_alpha.comp: alpha as the chain holds it */
+    kiln_vk_cmd_barrier(cmd); /* chain writes -> pass 2 reads */
+    KILN_TRY(put_tab(ctx, a, cmd));
+    kiln_vk_cmd_upload(cmd, &a->lut, 0);
+    KILN_TRY(dispatch(ctx, a, cmd, 2));
+    kiln_vk_cmd_barrier(cmd);
+    return KILN_OK;
+}
+
 /* ---- the device-resident encoder (gpu_mip_encode.c) ---- */
 
 kiln_status kiln__gpu_mip_alpha_resident(kiln_context *ctx, kiln_gpu *gpu, const kiln_image *img, float ref, int srgb,

@@ -23,7 +23,8 @@ enum {
     KILN_GPU_MIP_ALPHA_PATCH_U8 = 0,  /* out: RGBA8 words (the alpha byte is replaced) */
     KILN_GPU_MIP_ALPHA_PATCH_F16 = 1, /* out: RGBA16F, 2 words per texel (the alpha half) */
     KILN_GPU_MIP_ALPHA_PATCH_F32 = 2, /* out: RGBA32F, 4 words per texel; alpha read from out itself */
-    KILN_GPU_MIP_ALPHA_CONVERT_U8 = 3 /* out: RGBA8 words made from the chain (colour sRGB8 when srgb) */
+    KILN_GPU_MIP_ALPHA_CONVERT_U8 = 3, /* out: RGBA8 words made from the chain (colour sRGB8 when srgb) */
+    KILN_GPU_MIP_ALPHA_CONVERT_F16 = 4 /* out: RGBA16F (2 words a texel) made from the chain (helper mipfall) */
 };
 
 typedef struct kiln__gpu_mip_alpha_pair {
@@ -65,6 +66,10 @@ kiln_status kiln__gpu_mip_alpha_prepare(kiln_context *ctx, kiln__gpu_mip_alpha *
  * more_dispatches further dispatches. *ms (may be NULL) accumulates the timed sections of the submissions. */
 kiln_status kiln__gpu_mip_alpha_run(kiln_context *ctx, kiln__gpu_mip_alpha *a, kiln_vk_cmd *cmd, uint32_t more_dispatches,
                                     double *ms);
+/* Without coverage (helper mipfall, gpu_mip16.c): after kiln__gpu_mip_alpha_prepare with mode CONVERT_U8 or
+ * CONVERT_F16 (thr and the pairs' targets unused), records into *cmd a barrier, pass 2 writing the outputs from the
+ * chain with alpha unscaled (as mip.c's U8 / F16 sinks store it) and a barrier; nothing is submitted. */
+kiln_status kiln__gpu_mip_alpha_convert(kiln_context *ctx, kiln__gpu_mip_alpha *a, kiln_vk_cmd *cmd);
 /* Dispatches kiln__gpu_mip_alpha_run records (for the caller's kiln_vk_cmd_begin counts). */
 #define KILN_GPU_MIP_ALPHA_DISPATCHES 3u
 void kiln__gpu_mip_alpha_free(kiln__gpu_mip_alpha *a);

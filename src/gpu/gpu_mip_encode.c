@@ -65,13 +65,21 @@
  * histogram read-backs, the scales picked on the host with filters.c's own code) and records into a new
  * command the pass that writes alpha' = min(1, s * clamp(a, 0, 1)): in place into the float chain (float and
  * 16-bit images; the conversion passes then read it) or, for 8-bit images, as the RGBA8 words mip.c's U8
- * sink makes (md.out then points at them); everything after is recorded into that command as before.
+ * sink makes (md.out then points at them); everything after is recorded into that command as before. Every
+ * strategy with a float chain (helper mipfall: subgroup, pyramid and single-pass too; the CPU filters the
+ * unscaled chain, the scale only changes the stored alpha). Formats that store no alpha (BC1 RGB, BC4, BC5, BC6H,
+ * ETC1, ETC2 RGB, EAC; colour never depends on the scale) skip the coverage passes (mipfall; BC6H from integer
+ * images is resident with coverage that way).
  *
- * Not here (KILN_ERR_UNSUPPORTED: kiln_encode_mips takes the host path): 16-bit images with the blit strategy
- * (no exact 16-bit vkCmdBlitImage chain; kiln_mip_generate declines it too), BC6H from float images with an
- * sRGB chain, BC6H with its tuning variables or from an integer image with alpha coverage, BC7, ETC2 above FAST / RGB A1 without 64-bit shader arithmetic or with KILN_GPU_ETC2_TH=host, the seed GPU strategy,
- * alpha coverage with a strategy other than auto / per-level, the baseline strategy, the blit strategy with a
- * non-box filter (not a blit), dithering and bc1_black
+ * 16-bit images with the blit strategy (helper mipfall): the base decoded on the host, gpu_mip_blit.c's chain in
+ * R32G32B32A32_SFLOAT, then the 16-bit conversions; as inexact as every blit (exact box only on opaque even sizes),
+ * byte-identical to the host path (kiln_mip_generate runs the same chain in gpu_mip16.c).
+ *
+ * Not here (KILN_ERR_UNSUPPORTED: kiln_encode_mips takes the host path): BC6H from float images with an
+ * sRGB chain, BC6H with its tuning variables, BC7, ETC2 above FAST / RGB A1 without 64-bit shader arithmetic or
+ * with KILN_GPU_ETC2_TH=host, the seed GPU strategy, alpha coverage with the blit strategy (its 8-bit chain is
+ * RGBA8 texels, no fp32 chain to count; the host path's kiln_mip_generate refuses it too), the baseline strategy,
+ * the blit strategy with a non-box filter (not a blit), dithering and bc1_black
  * (no GPU encoder). KILN_GPU_MIP_RESIDENT=0 turns the path off
  * (tests and bench compare); KILN_GPU_MIP_POISON=1 (testing aid) fills its device buffers with 0xAB
  * bytes before use (gpu_mip.c kiln__gpu_mip_poison). */
@@ -282,11 +290,10 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
                           (unsigned)img->type * 8, fi->name);
     const int u16src = img->type == KILN_PIXEL_U16;
     /* 16-bit normal maps (helper mip16b): the filter path maps the decoded base (n = 2v - 1, 0.5 n + 0.5 on
-     * write) as mip.c's cfg.normal_unorm; the blit strategy (vkCmdBlitImage) has no exact 16-bit chain and
-     * kiln_mip_generate declines it for 16-bit images too */
-    if (u16src && mp->strategy == KILN_MIP_STRATEGY_BLIT)
-        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
-                          "device-resident mip encoding: 16-bit images with the blit strategy take the host path");
+     * write) as mip.c's cfg.normal_unorm. 16-bit images with the blit strategy (helper mipfall): the base decoded
+     * on the host (dev16 is 0), blitted as R32G32B32A32_SFLOAT (gpu_mip_blit.c: linear floats, a float chain, exact
+     * box only where blits are: opaque, even sizes), then the usual 16-bit conversions (kiln_mip_generate does the
+     * same in gpu_mip16.c) */
     /* a float (or 16-bit) chain into an 8-bit encoder: mip_enc_convert.comp (mip16_convert.comp) makes
      * what the host would prepare */
     const int fsrc = (img->type == KILN_PIXEL_F32 || u16src) && !bc6h;
@@ -302,13 +309,21 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
         (unsigned)mp->strategy > KILN_MIP_STRATEGY_BASELINE || (mp->normal_map && mp->color == KILN_MIP_COLOR_SRGB))
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: parameters left to the host path");
     /* alpha coverage (helper alphacov): counted and scaled on the device (gpu_mip_alpha.c) between the mip
-     * pass and the encoders, with the strategies kiln_mip_generate runs it with (auto, per-level) */
-    const int cov = mp->alpha_coverage_ref != 0.0f;
-    if (cov && (!(mp->alpha_coverage_ref > 0.0f && mp->alpha_coverage_ref < 1.0f) ||
-                (mp->strategy != KILN_MIP_STRATEGY_AUTO && mp->strategy != KILN_MIP_STRATEGY_PER_LEVEL)))
+     * pass and the encoders. Every strategy that makes a float chain (helper mipfall: subgroup, pyramid and
+     * single-pass too; the CPU filters the unscaled chain, the scale only changes each level's stored alpha, so
+     * any exact box chain serves); not blit (no float chain: its RGBA8 levels are the blit's). Formats that store
+     * no alpha (fewer than 4 channels, no punch-through: BC1 RGB, BC4, BC5, BC6H, ETC1, ETC2 RGB, EAC) skip the
+     * coverage passes (mipfall): the scale never touches colour, so their bytes are those of the chain with
+     * coverage (tests/unit/test_gpu_mip_alpha.c compares them with the CPU's made with coverage). */
+    const int keeps_alpha = fi->channels >= 4 || (fi->flags & KILN_FF_ALPHA1) != 0;
+    const int cov = mp->alpha_coverage_ref != 0.0f && keeps_alpha;
+    if (cov && (!(mp->alpha_coverage_ref > 0.0f && mp->alpha_coverage_ref < 1.0f) || mp->strategy == KILN_MIP_STRATEGY_BLIT))
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                           "device-resident mip encoding: alpha coverage with strategy %d or reference %g (host path)",
                           (int)mp->strategy, (double)mp->alpha_coverage_ref);
+    if (!keeps_alpha && mp->alpha_coverage_ref != 0.0f && !(mp->alpha_coverage_ref > 0.0f && mp->alpha_coverage_ref < 1.0f))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: alpha coverage reference %g (host path)",
+                          (double)mp->alpha_coverage_ref);
     if (mp->strategy == KILN_MIP_STRATEGY_BASELINE)
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "device-resident mip encoding: not with the baseline strategy");
     /* blit: the box filter only (as kiln__gpu_mip: other filters are not blits) */
@@ -360,10 +375,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
      * mip_enc_convert.comp's), with the SNORM 2x - 1 mapping of non-float sources */
     uint32_t cflags = u16src && !bc6h && (fi->flags & KILN_FF_SIGNED) ? 1u : 0u;
     if (u16src || bc6h_conv) KILN_TRY(kiln__gpu_mip16_pipeline(ctx, gpu, &conv));
-    if (bc6h_conv) {
-        if (cov) /* (the coverage pass makes an 8-bit chain float: mode 8 reads RGBA8 words) */
-            return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
-                              "device-resident mip encoding: BC6H from an integer image with alpha coverage (host path)");
+    if (bc6h_conv) { /* (alpha coverage: cov is 0 for BC6H, no alpha stored, see above) */
         cmode = u16src ? 7u : 8u;
         cwords = 4;
     }
@@ -460,7 +472,7 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
     memset(&cmd, 0, sizeof cmd);
     VkQueryPool qp = VK_NULL_HANDLE;
     const kiln_vk_pipeline *gather = NULL;
-    double t_wall = now_ms();
+    double t_wall = now_ms(), t_setup = 0.0, t_cov = 0.0;
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, bytes_blocks, 1, &blocks);
     if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, bytes_flags, KILN_VK_MEM_DEVICE, &flags);
     if (st == KILN_OK) st = kiln_vk_buffer_create(ctx, gpu, bytes_scratch, KILN_VK_MEM_DEVICE, &scratch);
@@ -530,10 +542,12 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
                                                       kiln__gpu_mip16_dec_fill, &dec16)
                   : kiln__gpu_mip_record(ctx, gpu, &job, (uint32_t)align, &cmd, qp, &md);
         if (st == KILN_OK && qp) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);
+        t_setup = now_ms() - t_wall; /* (verbose: host work before the first submission) */
         if (st == KILN_OK && cov) { /* submits the mip pass; cmd is begun anew with the scaled levels recorded */
             st = kiln__gpu_mip_alpha_resident(ctx, gpu, img, mp->alpha_coverage_ref, srgb, L, &md, &cmd,
                                               L * (plan.npass + 2 + (cpass ? 1u : 0u)) + 1, &cres);
             cb = cmd.cb;
+            t_cov = now_ms() - t_wall - t_setup;
         }
         const kiln_vk_binding tb = {.buffer = tab.dev.buffer, .range = (VkDeviceSize)plan.table_words * 4};
         /* float chain: every level's float texels -> the encoder's words (level 0 from the uploaded base
@@ -677,14 +691,15 @@ kiln_status kiln__gpu_encode_mips(kiln_context *ctx, const kiln_image *img, cons
             fprintf(stderr,
                     "kiln: %s mip chain on %s, device-resident: %u levels (%s%s%s) encoded where the mip pass wrote "
                     "them, only blocks downloaded, %llu block(s) to the CPU encoder; kernel time mip %.3f ms + "
-                    "encode %.3f ms, %.3f ms wall\n",
+                    "encode %.3f ms, %.3f ms wall (host buffers, uploads and recording %.1f ms before the first "
+                    "submission; alpha-coverage submissions %.1f ms)\n",
                     fi->name, gpu->props.deviceName, L, md.what,
                     dev16 ? "; 16-bit base decoded, levels quantised and converted on the device"
                     : u16src ? "; 16-bit levels quantised and converted on the device"
                     : bc6h_conv ? "; 8-bit levels converted to BC6H's float input on the device"
                     : fsrc ? "; float levels converted on the device" : "",
                     cov ? "; alpha coverage scaled on the device" : "",
-                    (unsigned long long)nrec, mip_ms, enc_ms, t_wall);
+                    (unsigned long long)nrec, mip_ms, enc_ms, t_wall, t_setup, t_cov);
         (void)kiln__progress(ctx, 1.0f);
     }
     kiln__gpu_mip_alpha_resident_free(&cres);

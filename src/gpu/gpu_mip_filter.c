@@ -22,8 +22,13 @@
  * end, helper mip16b) takes the base decoded on the device and, for 16-bit normal maps, reads it as
  * n = 2v - 1 and writes 0.5 n + 0.5 as for 8-bit ones (MIPF_NORMAL_UNORM).
  *
+ * Box filter with alpha coverage and the subgroup / pyramid / single-pass strategies (helper mipfall,
+ * cov_tiled): gpu_mip.c's tiled kernels make the fp32 chain on the device, gpu_mip_alpha.c scales it and
+ * writes the outputs (RGBA8, RGBA16F, RGBA32F).
+ *
  * Not here (the caller falls back to the CPU under strategy AUTO): R8/RG8 outputs (mip.c decides before
- * calling), and strategies other than AUTO and per-level (the tiled strategies are box-only designs). */
+ * calling), and strategies other than AUTO and per-level for the quality filters and normal maps (the
+ * tiled strategies are box-only designs) and blit with alpha coverage (no fp32 chain). */
 #include "gpu/gpu_mip.h"
 #include "gpu/gpu_mip16.h"
 #include "gpu/gpu_mip_alpha_vk.h"
@@ -427,9 +432,132 @@ static kiln_status mf_record(kiln_context *ctx, kiln_vk_cmd *cmd, mf_res *r, int
     return st;
 }
 
+/* ---- alpha coverage with the tiled box strategies (helper mipfall) ----
+ * subgroup, pyramid and single-pass make the exact box chain in gpu_mip.c's kernels; the CPU filters the
+ * unscaled chain and the coverage scale only changes each level's stored alpha, so those kernels write every
+ * level's fp32 chain (out_kind 4, device-resident: kiln__gpu_mip_record), gpu_mip_alpha.c counts it and pass 2
+ * writes the requested outputs from it: RGBA8 (CONVERT_U8, sRGB8 colour as the sink), RGBA16F (CONVERT_F16,
+ * kiln__float_to_half on the bits) or RGBA32F (alpha patched in place; the kernels wrote the F32 sink's colour);
+ * then one download. Bytes: the CPU's (tests/unit/test_gpu_mip_alpha.c strategies). */
+static kiln_status cov_tiled(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job)
+{
+    const uint32_t count = job->count, L = job->levels;
+    const int kind = job->out_kind;
+    const kiln_image *b0 = &job->images[0];
+    if (L < 2 || L > KILN_GPU_MIP_MAX_LEVELS || (kind != 1 && kind != 3 && kind != 4))
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "GPU mipmaps with alpha coverage: %u levels, output kind %d", L, kind);
+    kiln__gpu_mip_job j = *job;
+    j.alpha_coverage_ref = 0.0f;
+    j.out_kind = 4;
+    j.out_srgb = kind == 4 ? job->out_srgb : 0; /* RGBA32F: the sink's colour; else the linear chain */
+    j.dst = NULL;
+    /* RGBA8 / RGBA16F outputs: image z's level m at z * per + pre[m] words (tight) */
+    const uint32_t wpt = kind == 1 ? 1u : 2u;
+    uint64_t pre[KILN_GPU_MIP_MAX_LEVELS], per = 0;
+    for (uint32_t m = 1; m < L; m++) {
+        pre[m] = per;
+        per += (uint64_t)kiln_level_dim(b0->width, m) * kiln_level_dim(b0->height, m) * wpt;
+    }
+    if (kind != 4 && per * 4 * count > gpu->props.limits.maxStorageBufferRange)
+        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "GPU mipmaps with alpha coverage: %llu bytes of levels exceed %s's range",
+                          (unsigned long long)(per * 4 * count), gpu->props.deviceName);
+    kiln__gpu_mip_dev md;
+    memset(&md, 0, sizeof md);
+    kiln__gpu_mip_alpha a;
+    memset(&a, 0, sizeof a);
+    kiln_vk_io out;
+    memset(&out, 0, sizeof out);
+    kiln_vk_buffer dl = {0};
+    kiln_vk_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    double ms = 0.0, ms2 = 0.0;
+    kiln_status st = kiln_vk_cmd_begin(ctx, gpu, KILN_GPU_MIP_MAX_DISPATCHES(L) + 1, &cmd);
+    if (st == KILN_OK) {
+        kiln_vk_cmd_timestamp(&cmd, 0);
+        st = kiln__gpu_mip_record(ctx, gpu, &j, 16, &cmd, VK_NULL_HANDLE, &md);
+        kiln_vk_cmd_timestamp(&cmd, 1);
+    }
+    if (st == KILN_OK && (md.image_stride % 16 != 0 || md.image_stride == 0))
+        st = kiln__fail(ctx, KILN_ERR_INTERNAL, "GPU mipmaps with alpha coverage: chain stride %llu",
+                        (unsigned long long)md.image_stride);
+    if (st == KILN_OK && kind != 4) st = kiln_vk_io_create(ctx, gpu, per * 4 * count, 1, &out);
+    if (st == KILN_OK && kind == 4)
+        st = kiln_vk_buffer_create(ctx, gpu, md.image_stride * count, KILN_VK_MEM_DOWNLOAD, &dl);
+    if (st == KILN_OK) st = kiln__gpu_mip_alpha_init(ctx, gpu, &a, count * (L - 1));
+    if (st == KILN_OK) {
+        a.thr = kiln__mip_alpha_pass_threshold(kind, job->alpha_coverage_ref);
+        a.mode = kind == 1 ? KILN_GPU_MIP_ALPHA_CONVERT_U8 : kind == 3 ? KILN_GPU_MIP_ALPHA_CONVERT_F16 : KILN_GPU_MIP_ALPHA_PATCH_F32;
+        a.srgb = kind == 1 && job->out_srgb;
+        a.chain = md.out;
+        a.out = kind == 4 ? md.out : out.dev.buffer;
+        const uint64_t n0 = (uint64_t)b0->width * b0->height;
+        for (uint32_t z = 0; z < count && st == KILN_OK; z++) {
+            uint64_t cov0 = 0;
+            st = kiln__gpu_mip_alpha_base_coverage(ctx, &job->images[z], job->alpha_coverage_ref, &cov0);
+            for (uint32_t m = 1; m < L && st == KILN_OK; m++) {
+                kiln__gpu_mip_alpha_pair *q = &a.pairs[(size_t)z * (L - 1) + m - 1];
+                q->n = kiln_level_dim(b0->width, m) * kiln_level_dim(b0->height, m);
+                q->chain_vec4 = ((uint64_t)z * md.image_stride + md.off[m]) / 16;
+                q->out_word = kind == 4 ? q->chain_vec4 * 4 : (uint64_t)z * per + pre[m];
+                q->target = (2 * cov0 * q->n + n0) / (2 * n0); /* round(cov0 * n / n0), as run_chain */
+            }
+        }
+    }
+    if (st == KILN_OK) st = kiln__gpu_mip_alpha_prepare(ctx, &a);
+    if (st == KILN_OK) st = kiln__gpu_mip_alpha_run(ctx, &a, &cmd, 0, &ms); /* submits the mip pass */
+    if (st == KILN_OK) {
+        if (kind != 4) {
+            kiln_vk_cmd_download(&cmd, &out, 0);
+        } else {
+            VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                                  .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT};
+            vkCmdPipelineBarrier(cmd.cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                                 NULL, 0, NULL);
+            VkBufferCopy region = {0, 0, md.image_stride * count};
+            vkCmdCopyBuffer(cmd.cb, md.out, dl.buffer, 1, &region);
+            VkMemoryBarrier hb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                                  .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+            vkCmdPipelineBarrier(cmd.cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0,
+                                 NULL);
+        }
+        st = kiln_vk_cmd_submit(ctx, &cmd, &ms2);
+    }
+    kiln_vk_cmd_free(&cmd);
+    if (st == KILN_OK)
+        st = kind == 4 ? kiln_vk_buffer_invalidate(ctx, gpu, &dl)
+                       : kiln_vk_buffer_invalidate(ctx, gpu, out.direct ? &out.dev : &out.staging);
+    if (st == KILN_OK) {
+        const uint8_t *src = kind == 4 ? (const uint8_t *)dl.mapped : (const uint8_t *)kiln_vk_io_map(&out);
+        for (uint32_t z = 0; z < count; z++)
+            for (uint32_t m = 1; m < L; m++) {
+                const size_t bytes = (size_t)kiln_level_dim(b0->width, m) * kiln_level_dim(b0->height, m) * (kind == 4 ? 16 : wpt * 4);
+                const size_t o = kind == 4 ? (size_t)(z * md.image_stride + md.off[m]) : (size_t)((z * per + pre[m]) * 4);
+                memcpy(job->dst[(size_t)z * job->levels + m], src + o, bytes);
+            }
+    }
+    if (st == KILN_OK && ctx->params.verbose)
+        fprintf(stderr,
+                "kiln: mipmaps on %s, %s + alpha coverage on the device (%u of %u levels by histogram; %s): %u + %u "
+                "dispatches, %.3f ms (mip kernel time + counting passes, wall)\n",
+                gpu->props.deviceName, md.what, a.hist_levels, a.npairs,
+                kind == 1 ? "RGBA8 written from the fp32 chain" : kind == 3 ? "RGBA16F written from the fp32 chain"
+                                                                             : "RGBA32F alpha patched in place",
+                md.dispatches, KILN_GPU_MIP_ALPHA_DISPATCHES, ms);
+    kiln__gpu_mip_alpha_free(&a);
+    kiln__gpu_mip_dev_free(&md);
+    kiln_vk_io_destroy(gpu, &out);
+    kiln_vk_buffer_destroy(gpu, &dl);
+    if (st == KILN_OK) ctx->last_gpu_ms = ms + ms2;
+    return st;
+}
+
 kiln_status kiln__gpu_mip_filter(kiln_context *ctx, kiln_gpu *gpu, const kiln__gpu_mip_job *job)
 {
     const uint32_t count = job->count, L = job->levels;
+    if (job->alpha_coverage_ref > 0.0f && job->filter == KILN_MIP_FILTER_BOX && !job->normal_map &&
+        (job->strategy == KILN_MIP_STRATEGY_SUBGROUP || job->strategy == KILN_MIP_STRATEGY_PYRAMID ||
+         job->strategy == KILN_MIP_STRATEGY_SINGLE_PASS))
+        return cov_tiled(ctx, gpu, job);
     mf_res r;
     memset(&r, 0, sizeof r);
     kiln_status st = mf_prepare(ctx, gpu, job, 1, 0, &r);

@@ -762,10 +762,10 @@ static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image
     const char *why = NULL;
     const int u16 = images[0].type == KILN_PIXEL_U16;
     if (sinks[0].comps != 4) why = "R8 and RG8 outputs are made on the CPU";
-    else if (u16 && (p->alpha_coverage_ref > 0.0f || (p->normal_map && (sinks[0].kind != SINK_U16 || count != 1))))
-        why = "16-bit alpha coverage and 16-bit normal maps into other outputs are filtered on the CPU";
-    else if (u16 && (p->strategy == KILN_MIP_STRATEGY_BLIT || p->strategy == KILN_MIP_STRATEGY_BASELINE))
-        why = "16-bit images: not with the blit or baseline strategy";
+    else if (u16 && ((p->alpha_coverage_ref > 0.0f && count != 1) || (p->normal_map && (sinks[0].kind != SINK_U16 || count != 1))))
+        why = "16-bit alpha coverage of several images and 16-bit normal maps into other outputs are filtered on the CPU";
+    else if (u16 && (p->strategy == KILN_MIP_STRATEGY_BASELINE || (p->strategy == KILN_MIP_STRATEGY_BLIT && count != 1)))
+        why = "16-bit images: not with the baseline strategy, nor several with the blit strategy";
     else if (u16 && sinks[0].kind == SINK_U16 && count != 1) why = "16-bit outputs of several images are made on the CPU";
     else if (!u16 && sinks[0].kind == SINK_U16) why = "16-bit unorm outputs of non-16-bit images are made on the CPU";
     if (why) {
@@ -782,7 +782,8 @@ static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image
      * decoder (so decode_srgb = 0: the floats are linear), like a float image */
     /* (helper mip16b) one 16-bit image into 16-bit levels: kiln__gpu_mip16_generate takes the image itself and
      * decodes it (on the device unless KILN_GPU_MIP16_DEVICE_DECODE=0) */
-    const int raw16 = u16 && sinks[0].kind == SINK_U16 && count == 1;
+    /* (helper mipfall) also into RGBA8 / RGBA16F / RGBA32F, and with alpha coverage: one 16-bit image always */
+    const int raw16 = u16 && count == 1;
     kiln_image *dec = u16 && !raw16 ? kiln__calloc(ctx, count, sizeof *dec) : NULL;
     const int srgb = resolve_srgb(p, &images[0], 0);
     if (!weighted || !dst || (u16 && !raw16 && !dec)) {
@@ -805,7 +806,7 @@ static int try_gpu(kiln_context *ctx, const kiln_mip_params *p, const kiln_image
                              .weighted = weighted, .dst = dst, .strategy = (int)p->strategy, .filter = (int)p->filter,
                              .edge = (int)p->edge, .normal_map = p->normal_map != 0,
                              .alpha_coverage_ref = p->alpha_coverage_ref};
-    if (r == KILN_OK && u16 && sinks[0].kind == SINK_U16) {
+    if (r == KILN_OK && raw16) {
         double ms = 0.0;
         r = kiln__gpu_mip16_generate(ctx, &job, &ms);
         if (r == KILN_OK) ctx->last_gpu_ms = ms;

@@ -20,6 +20,8 @@
  *    high, at 8 (default), 16 and 4 lanes; enc_bc6h_h.comp, one invocation per block, KILN_BC6H_HIGH_DESIGN=1; the
  *    first GPU-native design enc_bc6h_h4.comp with KILN_BC6H_HIGH_DESIGN=4; the exact port above with
  *    KILN_BC6H_GPU_EXACT=1): quality against the CPU's high/normal/fast (see kiln_high_native);
+ *  - GPU high in two kernels (KILN_BC6H_HIGH_SPLIT=1, enc_bc6h_ha.comp + enc_bc6h_hb.comp): the one kernel's bytes
+ *    (high_split);
  *  - what has no GPU design is KILN_ERR_UNSUPPORTED with a message (an unknown strategy; SF16 with
  *    the seed), and AUTO/CPU encodes then fall back to the CPU encoder;
  *  - KILN_VK_PIPELINE_STATS=1: the driver's pipeline statistics (skipped where the device lacks
@@ -718,8 +720,8 @@ static void high_opt_variants(void **state)
                 }
             }
             unsetenv("KILN_BC6H_HIGH_LANES");
-            if (k == 0 && !sf) { /* bits above 9: refused */
-                setenv("KILN_BC6H_HIGH_OPT", "1024", 1);
+            if (k == 0 && !sf) { /* bits above 10: refused */
+                setenv("KILN_BC6H_HIGH_OPT", "2048", 1);
                 assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size), KILN_ERR_INVALID_ARGUMENT);
                 unsetenv("KILN_BC6H_HIGH_OPT");
             }
@@ -729,6 +731,135 @@ static void high_opt_variants(void **state)
         }
     }
     unsetenv("KILN_BC6H_HIGH_DESIGN");
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* GPU high in two kernels (KILN_BC6H_HIGH_SPLIT=1: enc_bc6h_ha.comp hands the jobs to refine to enc_bc6h_hb.comp
+ * through a device buffer): the same bytes as the one-kernel encoder (KILN_BC6H_HIGH_SPLIT=0) on odd-sized crops of
+ * two HDR images and on the synthetic image, UF16 and SF16 (negated texels); in small batches (each batch's hand-off);
+ * with KILN_BC6H_HIGH_OPT bit 10 (NE2) in both designs; on the first crop also with R = 4 refined jobs (4 records per
+ * block, 2 lanes per job), at 16 lanes (8 lanes per job): other index layouts, and with kernel B's own blocks per
+ * workgroup (KILN_BC6H_HIGH_BPW_B=4). The images must exercise every field of the hand-off (else a truncated hand-off could
+ * pass): one- and two-subset blocks, partitions >= 16 (the partition's fifth bit) and nonzero indices in both index
+ * words (texels < 8 and >= 8); bad values of the variables, and KILN_BC6H_HIGH_STOP with the split, are
+ * KILN_ERR_INVALID_ARGUMENT. (Checked on lavapipe,
+ * 2026-11-26: kernel B reading only 16 bits of the second index word, 10 bits of each endpoint, or 4 bits of the
+ * partition fails this test; the endpoints' upper 16 bits do not matter, the packing keeps at most 16.) */
+static void high_split(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const crop_spec crops[] = {
+        {"hdr/blender_sunset_1024x512.exr", 600, 300, 29, 19},
+        {"hdr/blender_city_1024x512.exr", 700, 100, 25, 17},
+        {NULL, 0, 0, 23, 13}, /* synthetic */
+    };
+    unsetenv("KILN_BC6H_GPU_EXACT");
+    unsetenv("KILN_BC6H_HIGH_OPT");
+    unsetenv("KILN_BC6H_HIGH_DESIGN");
+    unsetenv("KILN_BC6H_HIGH_LANES");
+    unsetenv("KILN_BC6H_HIGH_CFG");
+    size_t one = 0, two = 0, hipart = 0, ix_lo = 0, ix_hi = 0;
+    for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++)
+        for (int sf = 0; sf < 2; sf++) {
+            kiln_image img = crops[k].file ? load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h)
+                                           : synthetic(fx->cpu, crops[k].w, crops[k].h);
+            const kiln_format fmt = sf ? KILN_FORMAT_BC6H_SFLOAT : KILN_FORMAT_BC6H_UFLOAT;
+            if (sf && crops[k].file)
+                for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
+                    ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
+                    ((float *)img.pixels)[i * 4 + 2] = -((float *)img.pixels)[i * 4 + 2] * 0.25f;
+                }
+            const size_t size = kiln_format_image_size(fmt, img.width, img.height);
+            uint8_t *ref = malloc(size), *g = malloc(size);
+            assert_true(ref && g);
+            kiln_encode_params p;
+            kiln_encode_params_init(&p, fmt, KILN_QUALITY_HIGH);
+            p.gpu_strategy = 0;
+            /* settings: the default; small batches; OPT bit 10 (NE2, both kernels and the one kernel: against the
+             * one-kernel default); (first crop, UF16) R = 4 (2 lanes per job, 8 texels each) and 16 lanes (8 lanes per job,
+             * 2 texels each; the default: 4 lanes per job), kernel B with 4 blocks per workgroup (KILN_BC6H_HIGH_BPW_B) */
+            static const char *cfgs[] = {NULL, NULL, NULL, "4,4,3,4", NULL, NULL};
+            static const char *lanes[] = {NULL, NULL, NULL, NULL, "16", NULL};
+            const int nset = k == 0 && !sf ? 6 : 3;
+            for (int si = 0; si < nset; si++) {
+                char batch[32];
+                snprintf(batch, sizeof batch, "%zu", (size_t)img.width * 16 * 4 * 2); /* 2 block rows per batch */
+                if (cfgs[si]) setenv("KILN_BC6H_HIGH_CFG", cfgs[si], 1);
+                if (lanes[si]) {
+                    setenv("KILN_BC6H_HIGH_DESIGN", "lanes", 1);
+                    setenv("KILN_BC6H_HIGH_LANES", lanes[si], 1);
+                }
+                setenv("KILN_BC6H_HIGH_SPLIT", "0", 1);
+                memset(ref, 0x5A, size);
+                kiln_status st = kiln__gpu_encode(fx->gpu, &img, &p, 0, ref, size);
+                if (st != KILN_OK) fail_msg("one kernel: %s", kiln_last_error(fx->gpu));
+                setenv("KILN_BC6H_HIGH_SPLIT", "1", 1);
+                if (si == 1) setenv("KILN_GPU_BATCH_BYTES", batch, 1);
+                if (si == 2) setenv("KILN_BC6H_HIGH_OPT", "1031", 1);
+                if (si == 5) setenv("KILN_BC6H_HIGH_BPW_B", "4", 1);
+                memset(g, 0xA5, size);
+                st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size);
+                unsetenv("KILN_GPU_BATCH_BYTES");
+                if (si == 2 && st == KILN_OK) { /* NE2 in the one kernel too */
+                    uint8_t *g1 = malloc(size);
+                    assert_non_null(g1);
+                    setenv("KILN_BC6H_HIGH_SPLIT", "0", 1);
+                    st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g1, size);
+                    if (st == KILN_OK && memcmp(g1, ref, size) != 0)
+                        fail_msg("%s %s: one kernel with KILN_BC6H_HIGH_OPT=1031 differs from the default",
+                                 crops[k].file ? crops[k].file : "synthetic", sf ? "SF16" : "UF16");
+                    free(g1);
+                }
+                unsetenv("KILN_BC6H_HIGH_OPT");
+                unsetenv("KILN_BC6H_HIGH_BPW_B");
+                unsetenv("KILN_BC6H_HIGH_SPLIT");
+                unsetenv("KILN_BC6H_HIGH_CFG");
+                unsetenv("KILN_BC6H_HIGH_DESIGN");
+                unsetenv("KILN_BC6H_HIGH_LANES");
+                if (st != KILN_OK) fail_msg("two kernels: %s", kiln_last_error(fx->gpu));
+                size_t diff = 0;
+                for (size_t i = 0; i < size; i += 16) diff += memcmp(g + i, ref + i, 16) != 0;
+                if (diff)
+                    fail_msg("%s %s %ux%u, setting %d (cfg %s, lanes %s): %zu of %zu blocks of the two kernels differ from one kernel's",
+                             crops[k].file ? crops[k].file : "synthetic", sf ? "SF16" : "UF16", img.width, img.height, si,
+                             cfgs[si] ? cfgs[si] : "default", lanes[si] ? lanes[si] : "8", diff, size / 16);
+                if (si) continue;
+                for (size_t i = 0; i < size; i += 16) { /* what the default's blocks exercise of the hand-off */
+                    kiln_bc6h_info info;
+                    assert_true(kiln__bc6h_unpack(g + i, sf, &info) > 0);
+                    if (info.subsets == 2) two++, hipart += info.partition >= 16;
+                    else one++;
+                    /* the index bits: texels 0-7 in bytes 8.. (after the header), 8-15 in the last bytes */
+                    ix_lo += g[i + 11] != 0;
+                    ix_hi += g[i + 15] != 0;
+                }
+            }
+            free(ref);
+            free(g);
+            kiln_image_free(&img);
+        }
+    print_message("two kernels: the same bytes as one; blocks one-subset %zu, two-subset %zu (partition >= 16: %zu), "
+                  "index bytes %zu / %zu\n", one, two, hipart, ix_lo, ix_hi);
+    assert_true(one > 0 && two > 0 && hipart > 0 && ix_lo > 0 && ix_hi > 0);
+    {
+        kiln_image img = synthetic(fx->cpu, 8, 8);
+        uint8_t blk[64];
+        kiln_encode_params p;
+        kiln_encode_params_init(&p, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_HIGH);
+        p.gpu_strategy = 0;
+        setenv("KILN_BC6H_HIGH_SPLIT", "2", 1);
+        assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk), KILN_ERR_INVALID_ARGUMENT);
+        setenv("KILN_BC6H_HIGH_SPLIT", "1", 1);
+        setenv("KILN_BC6H_HIGH_BPW_B", "3", 1);
+        assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk), KILN_ERR_INVALID_ARGUMENT);
+        unsetenv("KILN_BC6H_HIGH_BPW_B");
+        setenv("KILN_BC6H_HIGH_STOP", "3", 1);
+        assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk), KILN_ERR_INVALID_ARGUMENT);
+        unsetenv("KILN_BC6H_HIGH_STOP");
+        kiln_image_free(&img);
+    }
+    unsetenv("KILN_BC6H_HIGH_SPLIT");
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
@@ -875,6 +1006,7 @@ int main(void)
         cmocka_unit_test(kiln_high_native),
         cmocka_unit_test(kiln_high_lanes),
         cmocka_unit_test(high_opt_variants),
+        cmocka_unit_test(high_split),
         cmocka_unit_test(subgroup_sizes_and_batches),
         cmocka_unit_test(unsupported_and_fallback),
     };

@@ -540,15 +540,19 @@ static void bc1_cf_designs_identical(void **state)
      * other bytes here while every crop above matched; lavapipe matches): the first differing block */
     kiln_image big;
     if (kiln_image_load(fx->cpu, kt_testdata("ldr/stk_generic_grassB_1024.png"), &big) == KILN_OK) {
-        for (int design = 1; design <= 3; design++) {
+        /* design 4 here: design 3 split into search and refine passes (KILN_GPU_CF_OPT 417 = 33 + 128 + 256,
+         * helper bc1split) */
+        for (int design = 1; design <= 4; design++) {
             char dn[8], what[40];
-            snprintf(dn, sizeof dn, "%d", design);
-            snprintf(what, sizeof what, "grassB 1024 design %d", design);
+            snprintf(dn, sizeof dn, "%d", design < 4 ? design : 3);
+            snprintf(what, sizeof what, "grassB 1024 design %d%s", design < 4 ? design : 3, design < 4 ? "" : " split");
             setenv("KILN_GPU_CF_DESIGN", dn, 1);
+            if (design == 4) setenv("KILN_GPU_CF_OPT", "417", 1);
             kiln_encode_params ep;
             kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_MAX);
             kiln_status st = compare(fx, &big, what, &ep, 0);
             unsetenv("KILN_GPU_CF_DESIGN");
+            unsetenv("KILN_GPU_CF_OPT");
             if (st != KILN_OK) fail_msg("grassB design %d: %s", design, kiln_last_error(fx->gpu));
         }
         kiln_image_free(&big);
@@ -567,7 +571,8 @@ static void bc1_cf_designs_identical(void **state)
 
 /* Cluster-fit design 3 (KILN_GPU_CF_DESIGN=3: enc_bc1_cf3.comp, one invocation per block) and each of its
  * code variants (KILN_GPU_CF_OPT bits: plain products, P3(i) hoisted, search loops the driver may unroll,
- * the exact early exits after one / two channels, one prefix-sum table, min / max clamps)
+ * the exact early exits after one / two channels, one prefix-sum table, min / max clamps; helper bc1split:
+ * the split into a search and a refine pass, texels from the source buffer, two entries per iteration)
  * give the CPU's bytes for BC1 / BC1a / BC3 at high and max: real crops (perceptual on BC1a, cut-out on
  * BC3 max), adversarial blocks (flat, two values, extremes, clusters, outliers per channel), tied
  * two- and three-colour blocks, near-flat and 16-bit sources; the GPU must encode most blocks itself;
@@ -611,7 +616,12 @@ static void bc1_cf3_variants_identical(void **state)
     name[n++] = "two or three colours 32x32";
     random_image(&rng, 20, 16, 1, &img[n]);
     name[n++] = "near-flat 20x16";
-    static const uint32_t opts[] = {0, 1, 2, 4, 7, 8, 9, 15, 24, 25, 31, 32, 33, 39, 47, 63, 64, 103, 127};
+    /* 128 and up (helper bc1split): 128 = search and refine passes, 256 = texels from the source buffer,
+     * 512 = two entries per iteration, 1024 = (with 128) one refine invocation per candidate, 2048 = rounding
+     * by adding 1.5 * 2^23, 4096 = no penalty loads in the search,
+     * 8192 = the covariance as a rolled loop, 16384 (with 512) = four entries per iteration */
+    static const uint32_t opts[] = {0, 1, 2, 4, 7, 8, 9, 15, 24, 25, 31, 32, 33, 39, 47, 63, 64, 103, 127,
+                                    128, 289, 417, 673, 1185, 1441, 1952, 2465, 7585, 15777, 24481, 32767};
     for (size_t oi = 0; oi < sizeof opts / sizeof opts[0]; oi++) {
         const uint32_t opt = opts[oi];
         char o[8];
@@ -622,7 +632,9 @@ static void bc1_cf3_variants_identical(void **state)
             for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
                 for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++) {
                     /* lavapipe time: high only for some variants; the 16-bit source on the even ones */
-                    if (q == KILN_QUALITY_HIGH && opt != 0 && opt != 7 && opt != 8 && opt != 25 && opt != 31 && opt != 33 && opt != 63 && opt != 127) continue;
+                    if (q == KILN_QUALITY_HIGH && opt != 0 && opt != 7 && opt != 8 && opt != 25 && opt != 31 && opt != 33 && opt != 63 && opt != 127 &&
+                        opt != 128 && opt != 417 && opt != 1441 && opt != 7585 && opt != 24481 && opt != 32767)
+                        continue;
                     kiln_encode_params ep;
                     kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
                     ep.perceptual = (int)(k & 1) ^ (int)(opt & 1);
@@ -647,7 +659,7 @@ static void bc1_cf3_variants_identical(void **state)
         if (st != KILN_OK) fail_msg("16-bit design 3 opt %u: %s", opt, kiln_last_error(fx->gpu));
         kiln_image_free(&wide);
     }
-    setenv("KILN_GPU_CF_OPT", "128", 1);
+    setenv("KILN_GPU_CF_OPT", "32768", 1);
     kiln_encode_params ep;
     kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_MAX);
     size_t size = kiln_format_image_size(ep.format, img[0].width, img[0].height);

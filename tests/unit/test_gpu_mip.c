@@ -12,6 +12,7 @@
  * Skipped when there is no Vulkan device (lavapipe counts: the backend is forced to VULKAN). */
 #include "support.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_mip.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -371,8 +372,17 @@ static void fast_path_same_bytes(void **state)
     }
 }
 
-/* The single pass on the fast path (gpu_mip.c sp_fuse, shaders/mip_sp.comp: the pyramid's fast stages, the last
- * one fused with the tail made by its last-arriving workgroup per texture, or the tail alone for small bases) gives
+/* KILN_GPU_MIP_SP_TAIL value (in the tables below) for 0: no tail, every stage chained (sp_one) */
+#define SP_NO_TAIL 0xffffffffu
+/* ... or'ed into a tail value: KILN_GPU_MIP_EVEN2=1, mip_fast2.comp's stages inside the one-dispatch chain (off by
+ * default since the H200 run of 2026-11-26 05:25 UTC) */
+#define SP_EVEN2 0x40000000u
+
+/* The single pass on the fast path in ONE dispatch (gpu_mip.c sp_one, shaders/mip_sp.comp SP_CHAIN = 2: the
+ * pyramid's fast stages chained by per-tile arrival counters into the first stage's dispatch, then the tail made by
+ * the workgroup that completes the last tile; the tail alone for small bases) and the old hybrid
+ * (KILN_GPU_MIP_SP_HYBRID=1, sp_fuse: the pyramid's fast stages, the last
+ * one fused with the tail made by its last-arriving workgroup per texture, or the tail alone for small bases) give
  * the SAME bytes as the general path (KILN_GPU_MIP_FAST=0, mip_tile.comp) in every mode, and in the 8-bit modes
  * the same bytes as the CPU reference (RGBA32F: within the 2^-12 contract, the sRGB encode of float output uses
  * pow()). Sizes that make every plan shape: the tail alone (3x5, 1x37, 29x1, 45x33, 2047x3: a 1023 x 1 level),
@@ -380,10 +390,16 @@ static void fast_path_same_bytes(void **state)
  * odd levels at stage 1 and 3 (255x129, 600x338), after an even stage (130x66: E1; 384x200: F3 made E3; 256^2:
  * F5 made E5), 960x540 (F2, three odd levels), batches (5 x 96x40 tail alone, 4 x 200x130 and 3 x 255x129 fused
  * after odd levels), KILN_GPU_MIP_SP_TAIL=16 (a later tail: more dispatches before it), 1024x512 (the stage before
- * the tail too large to carry it: the pyramid's plan, every stage dispatched); sizes over 200000 texels in one mode
- * only. In the sRGB mode also with the odd-level stages chained into the tail's dispatch (KILN_GPU_MIP_SP_CHAIN=1:
- * after an mip_fast.comp or odd stage; =2: also after mip_fast2.comp's stage, made as mip_fast.comp's; per-tile
- * arrival counters). The single pass runs first: a device buffer reused from an earlier run holds other levels. */
+ * the tail too large to carry it: the hybrid's pyramid plan, every stage dispatched); the one-dispatch chain's consumer
+ * kinds: 129^2 (an even six-level stage after an odd level, no tail), 513^2 (mip_fast2.comp's stage after an odd
+ * level, then the tail), KILN_GPU_MIP_SP_TAIL=0 (no tail: every level chained;
+ * 513^2: O1 + F5 + E3, 256^2 x 2: F5 + E3, 130x66: E1 + odd levels, 255x129 x 2: ten odd levels), KILN_GPU_MIP_SP_TAIL=256
+ * (the default since the H200 run of 2026-11-26 05:25 UTC: the tail stage after odd, mip_fast2 and odd-after-even stages;
+ * 45x33: one workgroup per texture), 16 x 64^2, SP_EVEN2 (mip_fast2.comp's stages inside the chain: 513^2, 384x200 x 2,
+ * 256^2 x 2); sizes over
+ * 200000 texels in one mode only. In the sRGB mode also the hybrid with the odd-level stages chained into the tail's
+ * dispatch (KILN_GPU_MIP_SP_CHAIN=1: after an mip_fast.comp or odd stage; =2: also after mip_fast2.comp's stage, made
+ * as mip_fast.comp's). The single pass runs first: a device buffer reused from an earlier run holds other levels. */
 static void single_pass_same_bytes(void **state)
 {
     fixture *fx = *state;
@@ -394,30 +410,41 @@ static void single_pass_same_bytes(void **state)
                                      {2047, 3, 1, 0},  {1, 4096, 1, 0},  {255, 129, 1, 0}, {600, 338, 1, 0},
                                      {130, 66, 1, 0},  {384, 200, 1, 0}, {256, 256, 1, 0}, {96, 40, 5, 0},
                                      {200, 130, 4, 0}, {255, 129, 1, 16}, {384, 200, 2, 16}, {960, 540, 1, 0},
-                                     {255, 129, 3, 0}, {1024, 512, 1, 0}};
+                                     {255, 129, 3, 0}, {1024, 512, 1, 0}, {129, 129, 1, 0}, {513, 513, 1, 0},
+                                     {513, 513, 1, SP_NO_TAIL}, {256, 256, 2, SP_NO_TAIL}, {130, 66, 1, SP_NO_TAIL},
+                                     {255, 129, 2, SP_NO_TAIL}, {64, 64, 16, 0}, {255, 129, 1, 256}, {45, 33, 1, 256},
+                                     {384, 200, 2, 256}, {256, 256, 2, 256}, {513, 513, 1, 256},
+                                     {513, 513, 1, SP_EVEN2}, {384, 200, 2, SP_EVEN2 | 256}, {256, 256, 2, SP_EVEN2}};
     for (size_t si = 0; si < sizeof ss / sizeof ss[0]; si++) {
         for (int mode = 0; mode < NMODES; mode++) {
             const uint32_t W = ss[si][0], H = ss[si][1], count = ss[si][2], L = kiln_mip_level_count(W, H);
             if (mode != MODE_SRGB_ALPHA && (uint64_t)W * H * count > 200000) continue; /* the ASan run's time */
-            kiln_image imgs[5];
+            kiln_image imgs[16];
             for (uint32_t k = 0; k < count; k++) make_image(&rng, mode, W, H, &imgs[k]);
             size_t n0, n1;
             char cap[16];
-            snprintf(cap, sizeof cap, "%u", ss[si][3]);
-            if (ss[si][3]) setenv("KILN_GPU_MIP_SP_TAIL", cap, 1);
-            /* the fast single pass first: a device buffer reused from the previous run holds another image's levels;
-             * then with the odd-level stages chained into the tail's dispatch (KILN_GPU_MIP_SP_CHAIN=1, =2) */
+            const int even2 = ss[si][3] != SP_NO_TAIL && (ss[si][3] & SP_EVEN2);
+            const uint32_t tcap = ss[si][3] == SP_NO_TAIL ? 0u : ss[si][3] & ~SP_EVEN2;
+            snprintf(cap, sizeof cap, "%u", tcap);
+            if (tcap || ss[si][3] == SP_NO_TAIL) setenv("KILN_GPU_MIP_SP_TAIL", cap, 1);
+            if (even2) setenv("KILN_GPU_MIP_EVEN2", "1", 1);
+            /* the one-dispatch single pass first: a device buffer reused from the previous run holds another image's
+             * levels; then the hybrid (KILN_GPU_MIP_SP_HYBRID=1) with the odd-level stages chained into the tail's
+             * dispatch (KILN_GPU_MIP_SP_CHAIN=1, =2) */
             uint8_t *f = run_levels(fx, imgs, count, mode, KILN_MIP_STRATEGY_SINGLE_PASS, NULL, &n1);
             uint8_t *c[2] = {NULL, NULL};
-            for (int k = 0; k < 2 && mode == MODE_SRGB_ALPHA; k++) { /* the chain: one mode (the ASan run's time) */
+            for (int k = 0; k < 2 && mode == MODE_SRGB_ALPHA && ss[si][3] != SP_NO_TAIL; k++) { /* one mode (ASan's time) */
+                setenv("KILN_GPU_MIP_SP_HYBRID", "1", 1);
                 setenv("KILN_GPU_MIP_SP_CHAIN", k ? "2" : "1", 1);
                 size_t nc;
                 c[k] = run_levels(fx, imgs, count, mode, KILN_MIP_STRATEGY_SINGLE_PASS, NULL, &nc);
                 unsetenv("KILN_GPU_MIP_SP_CHAIN");
+                unsetenv("KILN_GPU_MIP_SP_HYBRID");
                 assert_int_equal(nc, n1);
             }
             if (!c[0]) c[0] = c[1] = f;
             unsetenv("KILN_GPU_MIP_SP_TAIL");
+            unsetenv("KILN_GPU_MIP_EVEN2");
             uint8_t *g = run_levels(fx, imgs, count, mode, KILN_MIP_STRATEGY_SINGLE_PASS, "0", &n0);
             assert_int_equal(n0, n1);
             if (memcmp(g, f, n0) || memcmp(g, c[0], n0) || memcmp(g, c[1], n0)) {
@@ -427,7 +454,7 @@ static void single_pass_same_bytes(void **state)
                 size_t ndiff = 0;
                 for (size_t q = 0; q < n0; q++) ndiff += g[q] != b[q];
                 fail_msg("%ux%u x%u %s (tail cap %s): the fast single pass's bytes differ from the general path's "
-                         "(tail: %s, chain 1: %s, chain 2: %s; first at byte %zu of %zu, %zu bytes differ)", W, H,
+                         "(one dispatch: %s, hybrid chain 1: %s, chain 2: %s; first at byte %zu of %zu, %zu bytes differ)", W, H,
                          count, mode_name[mode], ss[si][3] ? cap : "default", memcmp(g, f, n0) ? "differ" : "same",
                          memcmp(g, c[0], n0) ? "differ" : "same", memcmp(g, c[1], n0) ? "differ" : "same", at, n0,
                          ndiff);
@@ -461,23 +488,33 @@ static void single_pass_same_bytes(void **state)
 }
 
 /* The fast single pass's counters (mip_sp.comp: the last-arriving workgroup of a texture, or of a tile with
- * KILN_GPU_MIP_SP_CHAIN=1, resets its counter) are zeroed only when the buffer is new: KILN_GPU_MIP_RESUBMIT=1
- * (testing aid in gpu_mip.c, helper mip16b) submits the same run a second time on the same buffers, output
- * filled with 0xAB, counters left as the first run left them. Both runs' levels equal the CPU's, for a single
- * image (odd stages + tail; one workgroup for the whole chain), a batch, and the chained mode. */
+ * the one-dispatch chain's per-tile counters, resets its counter) are zeroed only when the buffer is new:
+ * KILN_GPU_MIP_RESUBMIT=1 (testing aid in gpu_mip.c, helper mip16b) submits the same run a second time on the same
+ * buffers, output and fp32 chain filled with 0xAB, counters left as the first run left them (a counter target off by
+ * one leaves a counter non-zero: the second run's tile starts before its inputs exist). Both runs' levels equal the
+ * CPU's, for single images (odd stages + tail; one workgroup for the whole chain; every chain kind without a tail),
+ * batches, the tail stage (last column: KILN_GPU_MIP_SP_TAIL) and the hybrid's chained mode (last column 1). */
 static void single_pass_resubmit(void **state)
 {
     fixture *fx = *state;
     if (!fx->gpu) skip();
     kt_rng rng;
     kt_rng_seed(&rng, 32);
-    static const uint32_t ss[][4] = {{255, 129, 1, 0}, {45, 33, 1, 0}, {96, 40, 5, 0}, {384, 200, 2, 1}};
+    static const uint32_t ss[][4] = {{255, 129, 1, 0},        {45, 33, 1, 0},   {96, 40, 5, 0},  {384, 200, 2, 1},
+                                     {513, 513, 1, SP_NO_TAIL}, {129, 129, 2, 0}, {255, 129, 3, SP_NO_TAIL},
+                                     {256, 256, 4, 0},         {255, 129, 2, 256}, {513, 513, 1, 256}};
     for (size_t si = 0; si < sizeof ss / sizeof ss[0]; si++) {
         const uint32_t W = ss[si][0], H = ss[si][1], count = ss[si][2], L = kiln_mip_level_count(W, H);
         kiln_image imgs[5];
         for (uint32_t k = 0; k < count; k++) make_image(&rng, MODE_SRGB_ALPHA, W, H, &imgs[k]);
         kiln_image *refs = make_refs(fx, imgs, count);
-        if (ss[si][3]) setenv("KILN_GPU_MIP_SP_CHAIN", "1", 1);
+        if (ss[si][3] == 1) {
+            setenv("KILN_GPU_MIP_SP_HYBRID", "1", 1);
+            setenv("KILN_GPU_MIP_SP_CHAIN", "1", 1);
+        }
+        char cap[16];
+        snprintf(cap, sizeof cap, "%u", ss[si][3] == SP_NO_TAIL ? 0u : ss[si][3]);
+        if (ss[si][3] >= 2) setenv("KILN_GPU_MIP_SP_TAIL", cap, 1); /* 1: the hybrid's chain, above */
         for (int again = 0; again < 2; again++) {
             if (again) setenv("KILN_GPU_MIP_RESUBMIT", "1", 1);
             size_t n = 0, off = 0;
@@ -488,7 +525,7 @@ static void single_pass_resubmit(void **state)
                     const kiln_image *ref = &refs[(size_t)i * L + l];
                     const size_t bytes = (size_t)ref->width * ref->height * 4;
                     if (memcmp(ref->pixels, f + off, bytes) != 0)
-                        fail_msg("%ux%u x%u chain %u, %s run: image %u level %u differs from the CPU reference", W, H,
+                        fail_msg("%ux%u x%u mode %u, %s run: image %u level %u differs from the CPU reference", W, H,
                                  count, ss[si][3], again ? "second" : "first", i, l);
                     off += bytes;
                 }
@@ -496,8 +533,94 @@ static void single_pass_resubmit(void **state)
             free(f);
         }
         unsetenv("KILN_GPU_MIP_SP_CHAIN");
+        unsetenv("KILN_GPU_MIP_SP_HYBRID");
+        unsetenv("KILN_GPU_MIP_SP_TAIL");
         free_refs(refs, imgs, count);
         for (uint32_t k = 0; k < count; k++) kiln_image_free(&imgs[k]);
+    }
+}
+
+/* Issue 5: single-pass is ONE dispatch for every size and batch (gpu_mip.c sp_one), by the plan (no device: the
+ * issue's sizes up to 8192^2 and 16384 x 4, odd sizes, the 256 x 256^2 batch, tail caps 0 and 16), while the hybrid
+ * (KILN_GPU_MIP_SP_HYBRID=1) stays reachable (more than one at 1920x1080) and auto keeps the pyramid's plan. */
+static void single_pass_one_dispatch_plan(void **state)
+{
+    (void)state;
+    static const uint32_t ps[][3] = {{1, 2, 1},       {2, 1, 1},       {1, 37, 1},      {3, 5, 1},
+                                     {255, 129, 1},   {1920, 1080, 1}, {2560, 1440, 1}, {3840, 2160, 1},
+                                     {2048, 2048, 1}, {4096, 4096, 1}, {8192, 8192, 1}, {2047, 2047, 1},
+                                     {4095, 4095, 1}, {3095, 990, 1},  {1080, 4096, 1}, {16384, 4, 1},
+                                     {2049, 2049, 1}, {513, 513, 1},   {129, 129, 1},   {64, 64, 1},
+                                     {256, 256, 256}, {256, 256, 64},  {96, 40, 5},     {1024, 512, 1},
+                                     {16384, 16384, 1}, {1, 16384, 1}, {8191, 8193, 1}, {32, 32, 16384}};
+    static const char *caps[] = {NULL, "0", "16", "256", "1024"};
+    unsetenv("KILN_GPU_MIP_FAST");
+    for (size_t ci = 0; ci < sizeof caps / sizeof caps[0]; ci++) {
+        if (caps[ci]) setenv("KILN_GPU_MIP_SP_TAIL", caps[ci], 1);
+        for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+            const uint32_t W = ps[i][0], H = ps[i][1], L = kiln_mip_level_count(W, H);
+            char desc[256];
+            uint32_t n = kiln__gpu_mip_plan_dispatches(W, H, L, ps[i][2], KILN_MIP_STRATEGY_SINGLE_PASS, desc, sizeof desc);
+            if (n != 1)
+                fail_msg("single-pass %ux%u x%u (tail cap %s): %u dispatches (%s), not 1", W, H, ps[i][2],
+                         caps[ci] ? caps[ci] : "default", n, desc);
+            /* fewer levels than the full chain: one too */
+            n = kiln__gpu_mip_plan_dispatches(W, H, L > 3 ? L - 2 : L, ps[i][2], KILN_MIP_STRATEGY_SINGLE_PASS, desc,
+                                              sizeof desc);
+            if (n != 1) fail_msg("single-pass %ux%u x%u, %u levels: %u dispatches (%s)", W, H, ps[i][2], L - 2, n, desc);
+            if (ci == 0) { /* auto = the pyramid's plan */
+                char da[256], dp[256];
+                uint32_t na = kiln__gpu_mip_plan_dispatches(W, H, L, ps[i][2], KILN_MIP_STRATEGY_AUTO, da, sizeof da);
+                uint32_t np = kiln__gpu_mip_plan_dispatches(W, H, L, ps[i][2], KILN_MIP_STRATEGY_PYRAMID, dp, sizeof dp);
+                assert_int_equal(na, np);
+                assert_string_equal(da, dp);
+            }
+        }
+        unsetenv("KILN_GPU_MIP_SP_TAIL");
+    }
+    setenv("KILN_GPU_MIP_SP_HYBRID", "1", 1);
+    assert_true(kiln__gpu_mip_plan_dispatches(1920, 1080, 11, 1, KILN_MIP_STRATEGY_SINGLE_PASS, NULL, 0) > 1);
+    unsetenv("KILN_GPU_MIP_SP_HYBRID");
+    assert_int_equal(kiln__gpu_mip_plan_dispatches(1920, 1080, 11, 1, KILN_MIP_STRATEGY_BLIT, NULL, 0), 0);
+}
+
+/* The same counted where it is recorded: kiln__gpu_mip_record into a command buffer of ours, whose descriptor-set
+ * count is its dispatch count (one per kiln_vk_cmd_dispatch); the command then runs (validation layer on in CI).
+ * Sizes: 1xN, 3x5, 255x129, 1920x1080, 1023^2, 16 x 256^2; RGBA8 sRGB and RGBA32F. */
+static void single_pass_one_dispatch_recorded(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kiln_gpu *gpu;
+    assert_int_equal(kiln__gpu_get(fx->gpu, &gpu), KILN_OK);
+    kt_rng rng;
+    kt_rng_seed(&rng, 33);
+    static const uint32_t rs[][3] = {{1, 300, 1}, {3, 5, 1}, {255, 129, 1}, {1920, 1080, 1}, {1023, 1023, 1},
+                                     {256, 256, 16}};
+    for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++) {
+        for (int mode = 0; mode < NMODES; mode += 2) {
+            const uint32_t W = rs[i][0], H = rs[i][1], count = rs[i][2];
+            kiln_image imgs[16];
+            for (uint32_t k = 0; k < count; k++) make_image(&rng, mode, W, H, &imgs[k]);
+            kiln__gpu_mip_job job = {.images = imgs, .count = count, .levels = kiln_mip_level_count(W, H),
+                                     .decode_srgb = mode == MODE_SRGB_ALPHA, .out_srgb = mode == MODE_SRGB_ALPHA,
+                                     .out_kind = mode == MODE_F32_ALPHA ? 4 : 1,
+                                     .strategy = KILN_MIP_STRATEGY_SINGLE_PASS};
+            kiln_vk_cmd cmd;
+            kiln__gpu_mip_dev dev;
+            memset(&dev, 0, sizeof dev);
+            assert_int_equal(kiln_vk_cmd_begin(fx->gpu, gpu, KILN_GPU_MIP_MAX_DISPATCHES(job.levels), &cmd), KILN_OK);
+            kiln_status st = kiln__gpu_mip_record(fx->gpu, gpu, &job, 256, &cmd, VK_NULL_HANDLE, &dev);
+            if (st != KILN_OK) fail_msg("%ux%u x%u: %s", W, H, count, kiln_last_error(fx->gpu));
+            if (cmd.used_sets != 1 || dev.dispatches != 1)
+                fail_msg("single-pass %ux%u x%u %s: %u dispatches recorded (plan %u), not 1", W, H, count,
+                         mode_name[mode], cmd.used_sets, dev.dispatches);
+            kiln_vk_cmd_barrier(&cmd);
+            assert_int_equal(kiln_vk_cmd_submit(fx->gpu, &cmd, NULL), KILN_OK);
+            kiln_vk_cmd_free(&cmd);
+            kiln__gpu_mip_dev_free(&dev);
+            for (uint32_t k = 0; k < count; k++) kiln_image_free(&imgs[k]);
+        }
     }
 }
 #endif
@@ -581,6 +704,8 @@ int main(void)
         cmocka_unit_test(fast_path_same_bytes),
         cmocka_unit_test(single_pass_same_bytes),
         cmocka_unit_test(single_pass_resubmit),
+        cmocka_unit_test(single_pass_one_dispatch_plan),
+        cmocka_unit_test(single_pass_one_dispatch_recorded),
 #endif
         cmocka_unit_test(validation_layer_ran),
     };

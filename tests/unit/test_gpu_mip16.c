@@ -24,6 +24,7 @@
 #include "support.h"
 #include "gpu/gpu_mip_encode.h"
 #include "gpu/gpu_mip16_api.h"
+#include "gpu/gpu_mip_alpha.h"
 #include "image/color.h"
 
 #include <math.h>
@@ -547,14 +548,23 @@ static void encode_mips_bc6h_from_int(void **state)
     if (!fx->gpu) skip();
     kt_rng rng;
     kt_rng_seed(&rng, 6600);
-    static const struct { kiln_format f; kiln_quality q; int u16, filter, srgb, blit; } cases[] = {
-        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 1, KILN_MIP_FILTER_BOX, 0, 0},
-        {KILN_FORMAT_BC6H_SFLOAT, KILN_QUALITY_FAST, 1, KILN_MIP_FILTER_KAISER, 1, 0},
-        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_NORMAL, 1, KILN_MIP_FILTER_MITCHELL, 0, 0},
-        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, KILN_MIP_FILTER_BOX, 1, 0},
-        {KILN_FORMAT_BC6H_SFLOAT, KILN_QUALITY_HIGH, 0, KILN_MIP_FILTER_KAISER, 0, 0},
-        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, KILN_MIP_FILTER_BOX, 0, 0},
-        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, KILN_MIP_FILTER_BOX, 1, 1}, /* the blit chain (8-bit) */
+    /* cov (helper mipfall; before, the host path): --alpha-coverage, which BC6H (no alpha) cannot show: the chain's
+     * colour never depends on the scale, so the resident path skips the coverage passes (the alpha stats must not
+     * move) and the bytes are the reference's made with coverage on the CPU; strategy: pyramid / subgroup */
+    static const struct { kiln_format f; kiln_quality q; int u16, filter, srgb, blit, cov, strategy; } cases[] = {
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 1, KILN_MIP_FILTER_BOX, 0, 0, 0, 0},
+        {KILN_FORMAT_BC6H_SFLOAT, KILN_QUALITY_FAST, 1, KILN_MIP_FILTER_KAISER, 1, 0, 0, 0},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_NORMAL, 1, KILN_MIP_FILTER_MITCHELL, 0, 0, 0, 0},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, KILN_MIP_FILTER_BOX, 1, 0, 0, 0},
+        {KILN_FORMAT_BC6H_SFLOAT, KILN_QUALITY_HIGH, 0, KILN_MIP_FILTER_KAISER, 0, 0, 0, 0},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, KILN_MIP_FILTER_BOX, 0, 0, 0, 0},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, KILN_MIP_FILTER_BOX, 1, 1, 0, 0}, /* the blit chain (8-bit) */
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 1, KILN_MIP_FILTER_BOX, 0, 0, 1, 0},
+        {KILN_FORMAT_BC6H_SFLOAT, KILN_QUALITY_FAST, 1, KILN_MIP_FILTER_BOX, 1, 0, 1, KILN_MIP_STRATEGY_PYRAMID},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 1, KILN_MIP_FILTER_KAISER, 0, 0, 1, 0},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, KILN_MIP_FILTER_BOX, 1, 0, 1, KILN_MIP_STRATEGY_SUBGROUP},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_NORMAL, 0, KILN_MIP_FILTER_MITCHELL, 0, 0, 1, 0},
+        {KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_FAST, 0, KILN_MIP_FILTER_BOX, 1, 1, 1, 0},
     };
     static const uint32_t dims[][2] = {{37, 19}, {5, 3}, {64, 33}};
     size_t n = 0;
@@ -572,19 +582,27 @@ static void encode_mips_bc6h_from_int(void **state)
             mp.filter = (kiln_mip_filter)cases[k].filter;
             mp.color = cases[k].srgb ? KILN_MIP_COLOR_SRGB : KILN_MIP_COLOR_LINEAR;
             if (cases[k].blit) mp.strategy = KILN_MIP_STRATEGY_BLIT;
+            if (cases[k].strategy) mp.strategy = (kiln_mip_strategy)cases[k].strategy;
+            const kiln_mip_params mp_ref = mp; /* blit: the GPU blit chain without coverage (no such GPU chain) */
+            if (cases[k].cov) mp.alpha_coverage_ref = 0.3f + 0.2f * (float)(k % 3);
             char what[128];
-            snprintf(what, sizeof what, "%s q%d from %s %ux%u filter %d %s%s", fi->name, (int)cases[k].q,
+            snprintf(what, sizeof what, "%s q%d from %s %ux%u filter %d %s%s%s", fi->name, (int)cases[k].q,
                      cases[k].u16 ? "16-bit" : "8-bit", dims[si][0], dims[si][1], cases[k].filter,
-                     cases[k].srgb ? "sRGB" : "linear", cases[k].blit ? " blit" : "");
+                     cases[k].srgb ? "sRGB" : "linear", cases[k].blit ? " blit" : "", cases[k].cov ? " coverage" : "");
             if (k % 2) setenv("KILN_GPU_MIP_POISON", "1", 1);
             kiln_texture dev, ref;
+            kiln__gpu_mip_alpha_stats a0, a1;
+            kiln__gpu_mip_alpha_stats_get(fx->gpu, &a0);
             resident_encode(fx, img, &ep, &mp, &dev, what);
+            kiln__gpu_mip_alpha_stats_get(fx->gpu, &a1);
             unsetenv("KILN_GPU_MIP_POISON");
+            if (a1.runs != a0.runs) fail_msg("%s: coverage passes ran for BC6H", what);
             /* the reference: the CPU chain (blit: the GPU's blit chain, not the CPU's), each level as the BC6H
              * encoder's floats, through the GPU encoder */
             kiln_image lv[KILN_MAX_LEVELS];
             uint32_t nl = KILN_MAX_LEVELS;
-            assert_int_equal(kiln_mip_generate(cases[k].blit ? fx->gpu : fx->cpu, img, &mp, lv, &nl), KILN_OK);
+            assert_int_equal(kiln_mip_generate(cases[k].blit ? fx->gpu : fx->cpu, img, cases[k].blit ? &mp_ref : &mp, lv, &nl),
+                             KILN_OK);
             assert_int_equal(kiln_texture_alloc(NULL, &ref, cases[k].f, img->width, img->height, nl, 1, 1), KILN_OK);
             for (uint32_t l = 0; l < nl; l++) {
                 kiln_image fl;
@@ -621,6 +639,225 @@ static void encode_mips_bc6h_from_int(void **state)
                   "chain\n", n);
 }
 
+/* ---- helper mipfall: one 16-bit image into RGBA8 / RGBA16F / RGBA32F decoded on the device; 16-bit alpha coverage ---- */
+
+static void tex_equal(const kiln_texture *a, const kiln_texture *b, const char *what)
+{
+    assert_int_equal(a->levels, b->levels);
+    assert_int_equal(a->data_size, b->data_size);
+    if (memcmp(a->data, b->data, a->data_size) != 0) {
+        size_t i = 0;
+        while (a->data[i] == b->data[i]) i++;
+        fail_msg("%s: byte %zu of %zu differs (GPU %02x, CPU %02x)", what, i, a->data_size, a->data[i], b->data[i]);
+    }
+}
+
+/* kiln_mip_texture of ONE 16-bit image into RGBA8 (sRGB, unorm), RGBA16F, RGBA32F: the raw image to the GPU (before,
+ * decoded on the host), every box strategy but blit and the Kaiser filter: the CPU's bytes; the wrong-table aid
+ * (KILN_GPU_MIP16_DEVICE_DECODE=2) changes them (so the device decoded the base), the host decode (=0) does not. With
+ * alpha coverage (kiln_mip_texture and kiln_mip_generate of 16-bit images: before, on the CPU): the CPU's bytes, the
+ * alpha stats count the run and its levels, and the coverage changes the levels. */
+static void u16_device_outputs_and_coverage(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 1661);
+    static const kiln_format fmts[] = {KILN_FORMAT_RGBA8_SRGB, KILN_FORMAT_RGBA16F, KILN_FORMAT_RGBA32F,
+                                       KILN_FORMAT_RGBA8_UNORM};
+    static const struct { int filter, strategy; } cases[] = {
+        {KILN_MIP_FILTER_BOX, KILN_MIP_STRATEGY_AUTO},        {KILN_MIP_FILTER_BOX, KILN_MIP_STRATEGY_PYRAMID},
+        {KILN_MIP_FILTER_BOX, KILN_MIP_STRATEGY_SINGLE_PASS}, {KILN_MIP_FILTER_BOX, KILN_MIP_STRATEGY_SUBGROUP},
+        {KILN_MIP_FILTER_KAISER, KILN_MIP_STRATEGY_AUTO},     {KILN_MIP_FILTER_BOX, KILN_MIP_STRATEGY_PER_LEVEL},
+    };
+    static const float refs[] = {0.5f, 0.25f, 0.8f};
+    size_t n = 0, changed = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        kiln_image img;
+        image16(&rng, sizes[si][0], sizes[si][1], 1, &img);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            const size_t f = (si + c) % 4;
+            kiln_mip_params mp;
+            kiln_mip_params_init(&mp);
+            mp.filter = (kiln_mip_filter)cases[c].filter;
+            mp.strategy = (kiln_mip_strategy)cases[c].strategy;
+            mp.color = (si + c) % 3 == 0 ? KILN_MIP_COLOR_LINEAR : KILN_MIP_COLOR_SRGB;
+            char what[160];
+            for (int cov = 0; cov < 2; cov++) {
+                mp.alpha_coverage_ref = cov ? refs[(si + c) % 3] : 0.0f;
+                snprintf(what, sizeof what, "16-bit %ux%u into format %d filter %d strategy %d color %d coverage %g",
+                         sizes[si][0], sizes[si][1], (int)fmts[f], cases[c].filter, cases[c].strategy, (int)mp.color,
+                         (double)mp.alpha_coverage_ref);
+                kiln_texture a, b, w;
+                kiln__gpu_mip_alpha_stats a0, a1;
+                kiln__gpu_mip_alpha_stats_get(fx->gpu, &a0);
+                fx->gpu->last_gpu_ms = -1.0;
+                if (kiln_mip_texture(fx->gpu, &img, &mp, fmts[f], &a) != KILN_OK)
+                    fail_msg("%s: %s", what, kiln_last_error(fx->gpu));
+                kiln__gpu_mip_alpha_stats_get(fx->gpu, &a1);
+                if (a.levels > 1 && !(kiln_last_gpu_ms(fx->gpu) >= 0.0)) fail_msg("%s: not on the GPU", what);
+                if (a.levels > 1 && cov && (a1.runs != a0.runs + 1 || a1.levels != a0.levels + a.levels - 1))
+                    fail_msg("%s: coverage not scaled on the device", what);
+                assert_int_equal(kiln_mip_texture(fx->cpu, &img, &mp, fmts[f], &b), KILN_OK);
+                tex_equal(&a, &b, what);
+                if (a.levels > 1 && img.width >= 16 && (si + c) % 2 == 0) { /* device decode: the wrong tables show */
+                    setenv("KILN_GPU_MIP16_DEVICE_DECODE", "2", 1);
+                    kiln_status st = kiln_mip_texture(fx->gpu, &img, &mp, fmts[f], &w);
+                    unsetenv("KILN_GPU_MIP16_DEVICE_DECODE");
+                    assert_int_equal(st, KILN_OK);
+                    if (memcmp(w.data, b.data, b.data_size) == 0) fail_msg("%s: the base was not decoded on the device", what);
+                    kiln_texture_free(&w);
+                    setenv("KILN_GPU_MIP16_DEVICE_DECODE", "0", 1);
+                    st = kiln_mip_texture(fx->gpu, &img, &mp, fmts[f], &w);
+                    unsetenv("KILN_GPU_MIP16_DEVICE_DECODE");
+                    assert_int_equal(st, KILN_OK);
+                    tex_equal(&w, &b, "host decode");
+                    kiln_texture_free(&w);
+                }
+                kiln_texture_free(&a);
+                kiln_texture_free(&b);
+                n++;
+            }
+            /* kiln_mip_generate (16-bit levels) with coverage, and the coverage must matter */
+            mp.alpha_coverage_ref = refs[(si + c + 1) % 3];
+            kiln_image lg[KILN_MAX_LEVELS], lc[KILN_MAX_LEVELS], lo[KILN_MAX_LEVELS];
+            uint32_t ng = KILN_MAX_LEVELS, nc = KILN_MAX_LEVELS, no = KILN_MAX_LEVELS;
+            kiln__gpu_mip_alpha_stats a0, a1;
+            kiln__gpu_mip_alpha_stats_get(fx->gpu, &a0);
+            snprintf(what, sizeof what, "16-bit generate %ux%u filter %d strategy %d color %d coverage %g", sizes[si][0],
+                     sizes[si][1], cases[c].filter, cases[c].strategy, (int)mp.color, (double)mp.alpha_coverage_ref);
+            if (c % 2) setenv("KILN_GPU_MIP_POISON", "1", 1);
+            kiln_status st = kiln_mip_generate(fx->gpu, &img, &mp, lg, &ng);
+            unsetenv("KILN_GPU_MIP_POISON");
+            if (st != KILN_OK) fail_msg("%s: %s", what, kiln_last_error(fx->gpu));
+            kiln__gpu_mip_alpha_stats_get(fx->gpu, &a1);
+            if (ng > 1 && (a1.runs != a0.runs + 1 || a1.levels != a0.levels + ng - 1))
+                fail_msg("%s: coverage not scaled on the device", what);
+            assert_int_equal(kiln_mip_generate(fx->cpu, &img, &mp, lc, &nc), KILN_OK);
+            kiln_mip_params off = mp;
+            off.alpha_coverage_ref = 0.0f;
+            assert_int_equal(kiln_mip_generate(fx->cpu, &img, &off, lo, &no), KILN_OK);
+            assert_int_equal(ng, nc);
+            int diff = 0;
+            for (uint32_t l = 0; l < ng; l++) {
+                const size_t bytes = (size_t)lc[l].width * lc[l].height * 8;
+                if (memcmp(lg[l].pixels, lc[l].pixels, bytes) != 0) {
+                    const uint16_t *pa = lg[l].pixels, *pb = lc[l].pixels;
+                    size_t i = 0;
+                    while (pa[i] == pb[i]) i++;
+                    fail_msg("%s level %u: texel %zu channel %zu GPU %u CPU %u", what, l, i / 4, i % 4, pa[i], pb[i]);
+                }
+                diff |= memcmp(lo[l].pixels, lc[l].pixels, bytes) != 0;
+                kiln_image_free(&lg[l]);
+                kiln_image_free(&lc[l]);
+                kiln_image_free(&lo[l]);
+            }
+            changed += (size_t)diff;
+            n++;
+        }
+        kiln_image_free(&img);
+    }
+    if (changed < 5) fail_msg("alpha coverage changed only %zu 16-bit chains", changed);
+    print_message("note: %zu 16-bit chains / textures on the device (RGBA8 / RGBA16F / RGBA32F outputs, alpha coverage) "
+                  "byte-identical to the CPU; coverage changed %zu chains\n",
+                  n, changed);
+}
+
+/* Helper mipfall: 16-bit images with the blit strategy (before, refused: "no exact 16-bit blit chain"): the base
+ * decoded on the host, blitted as R32G32B32A32_SFLOAT, quantised / converted on the device. kiln_mip_generate and
+ * kiln_mip_texture (RGBA8 sRGB) on opaque images whose levels are all even (where a blit is the box) are within 1 + l
+ * LSB of the CPU at level l (the 8-bit blit tests' bound); on odd sizes (bilinear, not the 3-tap kernel) the worst
+ * difference is printed and bounded (a broken chain fails); kiln_encode_mips is device-resident and byte-identical to
+ * the host path (KILN_GPU_MIP_RESIDENT=0: the same blit chain through kiln_mip_generate, then each level encoded). */
+static void blit_u16(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 1690);
+    static const uint32_t dims[][2] = {{64, 64}, {128, 32}, {37, 19}, {130, 67}};
+    size_t n = 0;
+    for (size_t si = 0; si < sizeof dims / sizeof dims[0]; si++) {
+        const int even = si < 2;
+        kiln_image img;
+        image16(&rng, dims[si][0], dims[si][1], 0, &img);
+        for (int srgb = 0; srgb < 2; srgb++) {
+            kiln_mip_params mp;
+            kiln_mip_params_init(&mp);
+            mp.strategy = KILN_MIP_STRATEGY_BLIT;
+            mp.color = srgb ? KILN_MIP_COLOR_SRGB : KILN_MIP_COLOR_LINEAR;
+            kiln_image lg[KILN_MAX_LEVELS], lc[KILN_MAX_LEVELS];
+            uint32_t ng = KILN_MAX_LEVELS, nc = KILN_MAX_LEVELS;
+            fx->gpu->last_gpu_ms = -1.0;
+            if (kiln_mip_generate(fx->gpu, &img, &mp, lg, &ng) != KILN_OK)
+                fail_msg("blit 16-bit %ux%u: %s", dims[si][0], dims[si][1], kiln_last_error(fx->gpu));
+            if (!(kiln_last_gpu_ms(fx->gpu) >= 0.0)) fail_msg("blit 16-bit: not on the GPU");
+            assert_int_equal(kiln_mip_generate(fx->cpu, &img, &mp, lc, &nc), KILN_OK);
+            assert_int_equal(ng, nc);
+            int worst = 0;
+            for (uint32_t l = 1; l < ng; l++) {
+                const uint16_t *a = lg[l].pixels, *b = lc[l].pixels;
+                for (size_t i = 0; i < (size_t)lc[l].width * lc[l].height * 4; i++) {
+                    int d = abs((int)a[i] - (int)b[i]);
+                    if (d > worst) worst = d;
+                    if (even && d > 1 + (int)l)
+                        fail_msg("blit 16-bit %ux%u %s level %u: value %zu GPU %u CPU %u", dims[si][0], dims[si][1],
+                                 srgb ? "sRGB" : "linear", l, i, a[i], b[i]);
+                }
+            }
+            if (!even) print_message("note: blit 16-bit %ux%u %s (odd sizes): worst %d LSB (16-bit)\n", dims[si][0],
+                                     dims[si][1], srgb ? "sRGB" : "linear", worst);
+            if (worst > 257 * 230) fail_msg("blit 16-bit %ux%u: worst difference %d", dims[si][0], dims[si][1], worst);
+            for (uint32_t l = 0; l < ng; l++) {
+                kiln_image_free(&lg[l]);
+                kiln_image_free(&lc[l]);
+            }
+            /* RGBA8 sRGB levels of the same chain */
+            kiln_texture a, b;
+            mp.color = KILN_MIP_COLOR_SRGB;
+            if (kiln_mip_texture(fx->gpu, &img, &mp, KILN_FORMAT_RGBA8_SRGB, &a) != KILN_OK)
+                fail_msg("blit 16-bit texture: %s", kiln_last_error(fx->gpu));
+            assert_int_equal(kiln_mip_texture(fx->cpu, &img, &mp, KILN_FORMAT_RGBA8_SRGB, &b), KILN_OK);
+            assert_int_equal(a.data_size, b.data_size);
+            for (uint32_t l = 1; l < a.levels && even; l++) {
+                size_t sa = 0, sb = 0;
+                const uint8_t *pa = kiln_texture_image(&a, l, 0, 0, &sa), *pb = kiln_texture_image(&b, l, 0, 0, &sb);
+                for (size_t i = 0; i < sa; i++)
+                    if (abs((int)pa[i] - (int)pb[i]) > 1 + (int)l)
+                        fail_msg("blit 16-bit RGBA8 %ux%u level %u byte %zu: GPU %u CPU %u", dims[si][0], dims[si][1], l, i,
+                                 pa[i], pb[i]);
+            }
+            kiln_texture_free(&a);
+            kiln_texture_free(&b);
+            /* device-resident encoding: the host path's bytes */
+            static const struct { kiln_format f; kiln_quality q; } enc[] = {
+                {KILN_FORMAT_BC1_RGB_SRGB, KILN_QUALITY_NORMAL}, {KILN_FORMAT_BC3_UNORM, KILN_QUALITY_NORMAL},
+                {KILN_FORMAT_EAC_R11_SNORM, KILN_QUALITY_FAST},  {KILN_FORMAT_ETC1_UNORM, KILN_QUALITY_FAST},
+            };
+            const size_t e = (si * 2 + (size_t)srgb) % 4;
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, enc[e].f, enc[e].q);
+            mp.color = srgb ? KILN_MIP_COLOR_SRGB : KILN_MIP_COLOR_LINEAR;
+            char what[128];
+            snprintf(what, sizeof what, "blit 16-bit %ux%u %s into %s", dims[si][0], dims[si][1], srgb ? "sRGB" : "linear",
+                     kiln_format_get_info(enc[e].f)->name);
+            if (srgb) setenv("KILN_GPU_MIP_POISON", "1", 1);
+            resident_encode(fx, &img, &ep, &mp, &a, what);
+            unsetenv("KILN_GPU_MIP_POISON");
+            setenv("KILN_GPU_MIP_RESIDENT", "0", 1);
+            kiln_status st = kiln_encode_mips(fx->gpu, &img, &ep, &mp, &b);
+            unsetenv("KILN_GPU_MIP_RESIDENT");
+            if (st != KILN_OK) fail_msg("%s (host path): %s", what, kiln_last_error(fx->gpu));
+            first_diff(&a, &b, what);
+            kiln_texture_free(&a);
+            kiln_texture_free(&b);
+            n++;
+        }
+        kiln_image_free(&img);
+    }
+    print_message("note: %zu 16-bit blit chains on the GPU (levels, RGBA8, device-resident encodes = host path)\n", n);
+}
+
 static void validation(void **state)
 {
     fixture *fx = *state;
@@ -640,6 +877,8 @@ int main(void)
         cmocka_unit_test(encode_mips_u16_normal),
         cmocka_unit_test(encode_mips_u16_filters_device_decode),
         cmocka_unit_test(encode_mips_bc6h_from_int),
+        cmocka_unit_test(u16_device_outputs_and_coverage),
+        cmocka_unit_test(blit_u16),
         cmocka_unit_test(validation),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
