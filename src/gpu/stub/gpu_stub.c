@@ -153,3 +153,14 @@ kiln_status kiln__gpu_encode_etc2_alpha(kiln_context *ctx, const kiln_image *img
     (void)dst_size;
     return kiln__fail(ctx, KILN_ERR_NO_DEVICE, "GPU ETC2 alpha encode: kiln was built without the Vulkan backend");
 }
+
+/* gpu_mip.h's plan-inspection aid (bench/gpu_mip.c, tests): no GPU plans without the Vulkan backend */
+uint32_t kiln__gpu_mip_plan_dispatches(uint32_t W, uint32_t H, uint32_t L, uint32_t count, int strategy, char *desc,
+                                       size_t desc_size);
+uint32_t kiln__gpu_mip_plan_dispatches(uint32_t W, uint32_t H, uint32_t L, uint32_t count, int strategy, char *desc,
+                                       size_t desc_size)
+{
+    (void)W, (void)H, (void)L, (void)count, (void)strategy;
+    if (desc && desc_size) desc[0] = 0;
+    return 0;
+}
