@@ -305,8 +305,10 @@ int main(int argc, char **argv)
     printf("- device: %s (Vulkan %u.%u.%u, subgroup %u), driver: %s\n", info->name, info->api_version >> 22,
            (info->api_version >> 12) & 1023u, info->api_version & 4095u, info->subgroup_size, info->driver);
     {
-        const char *bc4max = getenv("KILN_GPU_BC4_MAX"); /* BC4/BC5/BC3-alpha max: quadtree (default) or v1 */
-        printf("- BC4-style max design: %s\n", bc4max && strcmp(bc4max, "v1") == 0 ? "v1 (workgroup per task)" : "quadtree (invocation per task)");
+        const char *bc4max = getenv("KILN_GPU_BC4_MAX"); /* BC4/BC5/BC3-alpha max: quadtree, pool or v1 */
+        const char *bc4wg = getenv("KILN_GPU_BC4_POOL_WG");
+        printf("- BC4-style max design: KILN_GPU_BC4_MAX=%s, KILN_GPU_BC4_POOL_WG=%s\n", bc4max && bc4max[0] ? bc4max : "default",
+               bc4wg && bc4wg[0] ? bc4wg : "default");
         const char *eacp = getenv("KILN_GPU_EAC_PRUNE"); /* EAC kiln design pruning (enc_eac.comp PRUNE) */
         printf("- EAC prune variant: %s\n", eacp && eacp[0] >= '0' && eacp[0] <= '3' && !eacp[1] ? eacp : "0 (default)");
         /* BC1/BC3 high/max cluster fit (helper bc1split): design, design-3 code variant, workgroup */

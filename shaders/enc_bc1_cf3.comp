@@ -27,7 +27,8 @@ layout(local_size_x_id = 0) in;
 // index g_tab per entry 3 uvec4: (Ah, Bh, C, i | j << 8 | k << 16), (p1, p2, p3, p4), (pen, 0, 0, 0).
 layout(std430, binding = 3) readonly buffer CfTab { uvec4 v[]; } cft;
 
-// CF_OPT (the host's KILN_EBC_CF3_OPT, default 33 = bits 0 and 5, measured on an H200 on 2026-11-26;
+// CF_OPT (the host's KILN_EBC_CF3_OPT_COLOUR_MAX / _HIGH: 8347553 at max, 24481 at high since 2026-11-26 08:10 UTC;
+// earlier 33 = bits 0 and 5, measured on an H200 on 2026-11-26;
 // KILN_GPU_CF_OPT overrides it; values 1, 2, 4, ... in the host's and the docs' words):
 // bit 0: plain precise products in the search and the exact scoring (no `* one`)
 // bit 1: the partition search loads P3(i) once per run of entries with the same i (four-colour)
@@ -63,10 +64,38 @@ layout(std430, binding = 3) readonly buffer CfTab { uvec4 v[]; } cft;
 // bit 13: the covariance (setup and the refine pass) with 4 texels live at a time (a rolled loop; the same
 //        sums in the same order), for fewer registers
 // bit 14: with bit 9, four entries per iteration instead of two
+// (bit 15: the refine pass, set by the host only)
+// Bits 16-22 (helper bc1fast, 2026-11-26; the same bytes, conversions and local arrays out of the hot paths):
+// bit 16: 8-bit texels converted to float by (2^23 + byte) - 2^23 (a logic op and an add, exact) instead of
+//         an integer-to-float conversion (a quarter-rate pipe on NVIDIA)
+// bit 17: the refine pass stages its texels in shared memory even with bit 8
+// bit 18: the refine pass computes only the totals and the spread c00 + c11 + c22 (the diagonal: the same
+//         operations), with bit 10 one channel per candidate invocation, summed by invocation 0
+// bit 19: the exact scoring and the channel steps without dynamically indexed arrays (registers instead of
+//         local memory), the steps' per-index sums in one pass over the texels (the same sums, same order)
+// bit 20: the refinement's products (refit, the refine pass's covariance) as float products (fm: rounded
+//         once like mr's double product converted; no subnormal or overflowing product can occur there)
+// bit 21: the channel steps round by (x + 1.5 * 2^23) - 1.5 * 2^23 as bit 11 (|x| < 2^22 there)
+// bit 22: the search pass's setup (covariance, axis, ranks, prefix sums) with float products as bit 20
+// bit 23: the search's prefix sums (and sort keys) as one 16-byte word per (row, invocation): one 16-byte
+//         shared load per P3 instead of three 4-byte ones (272 instead of 204 bytes per block)
 layout(constant_id = 5) const uint CF_OPT = 0;
 const bool SPLIT = (CF_OPT & 128u) != 0u;
 const bool REFINE = (CF_OPT & 32768u) != 0u; // the split's second pass (the host adds this bit)
-const bool TEX_GLOBAL = (CF_OPT & 256u) != 0u;
+// bit 8, unless bit 17 keeps the refine pass's texels in shared memory
+// (integer arithmetic on the spec constants: spirv-opt mishandles some boolean spec-constant operations)
+const uint B_REF = (CF_OPT >> 15u) & 1u;
+const bool TEX_GLOBAL = (((CF_OPT >> 8u) & 1u) & (1u - (B_REF & (CF_OPT >> 17u)))) != 0u;
+const bool FASTCVT = (CF_OPT & 65536u) != 0u;
+const bool TR_DIAG = (B_REF & (CF_OPT >> 18u)) != 0u;
+const bool NOLOCAL = (CF_OPT & 524288u) != 0u;
+const uint B_FMREF = (CF_OPT >> 20u) & 1u;
+const uint B_FMSET = ((CF_OPT >> 22u) & 1u) * (INPUT_U8 != 0u ? 1u : 0u);
+const bool FM_REF = B_FMREF != 0u; // refit, refine pass covariance
+const bool FM_SET = B_FMSET != 0u; // search setup (8-bit sources: no tiny products)
+const bool MAGIC_STEP = (CF_OPT & 2097152u) != 0u;
+const uint B_P3V = ((CF_OPT >> 23u) & 1u) * (1u - B_REF);
+const bool P3V = B_P3V != 0u;
 const bool MULTI = REFINE && (CF_OPT & 1024u) != 0u; // bit 10: 3 invocations per block in the refine pass
 const uint WG = gl_WorkGroupSize.x; // 32 or 64 (the host's choice; shared memory scales with it)
 // blocks per workgroup (texel columns); integer arithmetic only (spirv-opt rejects a Select of spec constants here)
@@ -80,7 +109,8 @@ shared float s_x[INPUT_U8 != 0u ? 1u : 48u * COLS]; // [ch * 16 + t][block]
 shared uint s_res[(CF_OPT & 33792u) == 33792u ? 3u * WG : 1u]; // bit 10: per invocation its candidate's error, endpoints, indices
 // prefix sums / 3 in grid units (float bits): [ch * 17 + i][invocation]; before them the sort keys (rows
 // 0..15); with CF_OPT bit 5, after the four-colour search, the prefix sums / 2 (s_p2 then unused)
-shared uint s_p3[REFINE ? 1u : 51u * WG];
+shared uint s_p3[(REFINE || P3V) ? 1u : 51u * WG];
+shared uvec4 s_p3v[B_P3V != 0u ? 17u * WG : 1u]; // bit 23: (x, y, z, -) per row and invocation
 shared uint s_p2[((CF_OPT & 32u) != 0u || REFINE) ? 1u : 51u * WG]; // prefix sums / 2 (float bits)
 
 uint g_lid;
@@ -105,13 +135,34 @@ vec3 X(uint t)
         } else {
             w = s_xp[t * COLS + g_col];
         }
+        if (FASTCVT) {
+            precise vec3 v = uintBitsToFloat((uvec3(w, w >> 8u, w >> 16u) & 255u) | 0x4b000000u) - 8388608.0;
+            return v;
+        }
         return vec3(float(w & 255u), float((w >> 8u) & 255u), float((w >> 16u) & 255u));
     }
     return vec3(s_x[t * COLS + g_col], s_x[(16u + t) * COLS + g_col], s_x[(32u + t) * COLS + g_col]);
 }
 vec3 P3(uint i)
 {
+    if (P3V) return uintBitsToFloat(s_p3v[i * WG + g_lid].xyz);
     return uintBitsToFloat(uvec3(s_p3[i * WG + g_lid], s_p3[(17u + i) * WG + g_lid], s_p3[(34u + i) * WG + g_lid]));
+}
+// the search's shared table: sort key / prefix-sum row r
+void p3_key(uint r, uint k)
+{
+    if (P3V) s_p3v[r * WG + g_lid].x = k;
+    else s_p3[r * WG + g_lid] = k;
+}
+uint p3_key_at(uint r) { return P3V ? s_p3v[r * WG + g_lid].x : s_p3[r * WG + g_lid]; }
+void p3_row(uint i, vec3 v)
+{
+    if (P3V) {
+        s_p3v[i * WG + g_lid] = uvec4(floatBitsToUint(v), 0u);
+    } else {
+        s_p3[i * WG + g_lid] = floatBitsToUint(v.x); s_p3[(17u + i) * WG + g_lid] = floatBitsToUint(v.y);
+        s_p3[(34u + i) * WG + g_lid] = floatBitsToUint(v.z);
+    }
 }
 vec3 P2(uint i)
 {
@@ -134,6 +185,11 @@ float fm(float a, float b)
     return q;
 }
 
+// mr() or, with bits 20 / 22, the float product fm() (the same value for normal operands and results)
+float mrx(float a, float b, bool f) { return f ? fm(a, b) : mr(a, b); }
+vec3 mr3x(vec3 a, vec3 b, bool f) { return f ? fm3(a, b) : mr3(a, b); }
+vec3 mr3sx(vec3 a, float b, bool f) { return f ? fm3(a, vec3(b)) : mr3s(a, b); }
+
 float comp(vec3 v, uint c) { return c == 0u ? v.x : c == 1u ? v.y : v.z; }
 
 struct Sol { uint c0, c1, idx; float err; bool four; };
@@ -150,9 +206,51 @@ float dist2(vec3 s, vec3 p)
     return dd;
 }
 
+// select_indices' per-texel step: the first best palette entry of texel t and its distance.
+float texel_best(uint t, vec3 sw, vec3 p0, vec3 p1, vec3 p2, vec3 p3, bool four, inout uint bits)
+{
+    vec3 s = fm3(X(t), sw);
+    precise float best = dist2(s, p0);
+    uint bi = 0u;
+    precise float dd = dist2(s, p1);
+    if (dd < best) { best = dd; bi = 1u; }
+    dd = dist2(s, p2);
+    if (dd < best) { best = dd; bi = 2u; }
+    if (four) {
+        dd = dist2(s, p3);
+        if (dd < best) { best = dd; bi = 3u; }
+    }
+    bits |= bi << (2u * t);
+    return best;
+}
+
 // select_indices: best entry per texel (first on ties), the error summed in vhsum's pairwise order.
 float select_indices(uint c0, uint c1, bool four, out uint idx)
 {
+    if (NOLOCAL) { // bit 19: the same operations without arrays
+        ivec3 a = expand565(c0), bq = expand565(c1);
+        ivec3 i2, i3;
+        if (four) { i2 = (2 * a + bq) / 3; i3 = (a + 2 * bq) / 3; }
+        else { i2 = (a + bq) / 2; i3 = ivec3(0); }
+        const vec3 sw = chan_sw();
+        vec3 p0 = fm3(vec3(a), sw), p1 = fm3(vec3(bq), sw), p2 = fm3(vec3(i2), sw), p3 = fm3(vec3(i3), sw);
+        uint bits = 0u;
+        precise float h01 = 0.0, h23 = 0.0;
+        [[dont_unroll]] for (uint q = 0u; q < 4u; q++) {
+            float d0 = texel_best(4u * q, sw, p0, p1, p2, p3, four, bits);
+            float d1 = texel_best(4u * q + 1u, sw, p0, p1, p2, p3, four, bits);
+            float d2 = texel_best(4u * q + 2u, sw, p0, p1, p2, p3, four, bits);
+            float d3 = texel_best(4u * q + 3u, sw, p0, p1, p2, p3, four, bits);
+            precise float qs = (d0 + d1) + (d2 + d3);
+            if (q == 0u) h01 = qs;
+            else if (q == 1u) h01 = h01 + qs;
+            else if (q == 2u) h23 = qs;
+            else h23 = h23 + qs;
+        }
+        idx = bits;
+        precise float r = h01 + h23;
+        return r;
+    }
     ivec3 a = expand565(c0), bq = expand565(c1);
     ivec3 i2, i3;
     if (four) { i2 = (2 * a + bq) / 3; i3 = (a + 2 * bq) / 3; }
@@ -206,8 +304,8 @@ void rterm(uint idx, bool four, int t, out vec2 w, out vec3 wx)
     float v;
     if (four) v = i == 0u ? 1.0 : i == 2u ? F_2_3 : i == 3u ? F_1_3 : 0.0;
     else v = i == 0u ? 1.0 : i == 2u ? 0.5 : 0.0;
-    w = vec2(v, mr(v, v));
-    wx = mr3s(X(uint(t)), v);
+    w = vec2(v, mrx(v, v, FM_REF));
+    wx = mr3sx(X(uint(t)), v, FM_REF);
 }
 
 // Least-squares endpoints for the indices of s (vsum8's order: lanes i + 8, then + 4, + 2, + 1).
@@ -236,13 +334,13 @@ bool refit(Sol s, out vec3 a, out vec3 b)
     precise vec3 ax = xx[0] + xx[1];
     precise float sa = sw2.x, aa = sw2.y;
     precise float ab = sa - aa, bb = (16.0 - 2.0 * sa) + aa;
-    precise float det = mr(aa, bb) - mr(ab, ab);
+    precise float det = mrx(aa, bb, FM_REF) - mrx(ab, ab, FM_REF);
     a = vec3(0.0); b = vec3(0.0);
     if (!(det > F_1EM3)) return false;
     float rc = fdiv_rn(1.0, det);
     precise vec3 bx = g_tot - ax;
-    precise vec3 t5 = mr3s(ax, bb) - mr3s(bx, ab), t6 = mr3s(bx, aa) - mr3s(ax, ab);
-    vec3 ra = mr3s(t5, rc), rb = mr3s(t6, rc);
+    precise vec3 t5 = mr3sx(ax, bb, FM_REF) - mr3sx(bx, ab, FM_REF), t6 = mr3sx(bx, aa, FM_REF) - mr3sx(ax, ab, FM_REF);
+    vec3 ra = mr3sx(t5, rc, FM_REF), rb = mr3sx(t6, rc, FM_REF);
     a = ra; b = rb;
     return true;
 }
@@ -258,10 +356,44 @@ void refine_ls(inout Sol s)
     if (t.err < s.err) s = t;
 }
 
+// channel_step's per-quad sum for index i (ib: the quad's 4 indices): (d0 + d1) + (d2 + d3), d = x or 0.
+vec4 quad_sum(uint ib, uint i, vec4 x0, vec4 x1, vec4 x2, vec4 x3)
+{
+    vec4 d0 = (ib & 3u) == i ? x0 : vec4(0.0), d1 = ((ib >> 2u) & 3u) == i ? x1 : vec4(0.0);
+    vec4 d2 = ((ib >> 4u) & 3u) == i ? x2 : vec4(0.0), d3 = ((ib >> 6u) & 3u) == i ? x3 : vec4(0.0);
+    precise vec4 r = (d0 + d1) + (d2 + d3);
+    return r;
+}
+
+// roundEven, or with bit 21 by the magic adds (|x| < 2^22)
+float rnd_step(float x)
+{
+    if (!MAGIC_STEP) return roundEven(x);
+    precise float t = x + g_magic;
+    precise float r = t - g_magic;
+    return r;
+}
+
 // channel_step with radius 2 (25 pairs per channel, first best in window order).
 bool channel_step(inout Sol s)
 {
     precise vec4 cs[4]; // per index: count, then the colour sums (vhsum order)
+    if (NOLOCAL) { // bit 19: one pass over the texels, the same sums in the same order
+        precise vec4 h0 = vec4(0.0), h1 = vec4(0.0), h2 = vec4(0.0), h3 = vec4(0.0);
+        precise vec4 g0 = vec4(0.0), g1 = vec4(0.0), g2 = vec4(0.0), g3 = vec4(0.0);
+        [[dont_unroll]] for (uint q = 0u; q < 4u; q++) {
+            const uint ib = (s.idx >> (8u * q)) & 255u;
+            vec4 x0 = vec4(1.0, X(4u * q)), x1 = vec4(1.0, X(4u * q + 1u)), x2 = vec4(1.0, X(4u * q + 2u)),
+                 x3 = vec4(1.0, X(4u * q + 3u));
+            precise vec4 s0 = quad_sum(ib, 0u, x0, x1, x2, x3), s1 = quad_sum(ib, 1u, x0, x1, x2, x3);
+            precise vec4 s2 = quad_sum(ib, 2u, x0, x1, x2, x3), s3 = quad_sum(ib, 3u, x0, x1, x2, x3);
+            if (q == 0u) { h0 = s0; h1 = s1; h2 = s2; h3 = s3; }
+            else if (q == 1u) { h0 = h0 + s0; h1 = h1 + s1; h2 = h2 + s2; h3 = h3 + s3; }
+            else if (q == 2u) { g0 = s0; g1 = s1; g2 = s2; g3 = s3; }
+            else { g0 = g0 + s0; g1 = g1 + s1; g2 = g2 + s2; g3 = g3 + s3; }
+        }
+        cs[0] = h0 + g0; cs[1] = h1 + g1; cs[2] = h2 + g2; cs[3] = h3 + g3;
+    } else
     [[dont_unroll]] for (uint i = 0u; i < 4u; i++) {
         precise vec4 quad[4];
         for (int q = 0; q < 4; q++) {
@@ -286,25 +418,25 @@ bool channel_step(inout Sol s)
             float qa = float(q0[ch] + da - 2);
             bool oka = qa >= 0.0 && qa <= top;
             precise float ea;
-            if (ch == 1) ea = qa * 4.0 + roundEven(qa * 0.0625 - 0.46875);
-            else ea = qa * 8.0 + roundEven(qa * 0.25 - 0.375);
+            if (ch == 1) ea = qa * 4.0 + rnd_step(qa * 0.0625 - 0.46875);
+            else ea = qa * 8.0 + rnd_step(qa * 0.25 - 0.375);
             precise float g0 = fm(cs[0].x, ea) - 2.0 * fs0;
             precise float t0 = fm(ea, g0);
             [[dont_unroll]] for (int db = 0; db < 5; db++) {
                 float qb = float(q1[ch] + db - 2);
                 bool ok = oka && qb >= 0.0 && qb <= top;
                 precise float eb;
-                if (ch == 1) eb = qb * 4.0 + roundEven(qb * 0.0625 - 0.46875);
-                else eb = qb * 8.0 + roundEven(qb * 0.25 - 0.375);
+                if (ch == 1) eb = qb * 4.0 + rnd_step(qb * 0.0625 - 0.46875);
+                else eb = qb * 8.0 + rnd_step(qb * 0.25 - 0.375);
                 precise float p2, p3;
                 if (s.four) {
                     precise float u2 = fm(ea + ea + eb, F_1_3) - uintBitsToFloat(0x3eaa9931u);
                     precise float u3 = fm(ea + eb + eb, F_1_3) - uintBitsToFloat(0x3eaa9931u);
-                    p2 = roundEven(u2);
-                    p3 = roundEven(u3);
+                    p2 = rnd_step(u2);
+                    p3 = rnd_step(u3);
                 } else {
                     precise float u2 = (ea + eb) * 0.5 - 0.25;
-                    p2 = roundEven(u2);
+                    p2 = rnd_step(u2);
                     p3 = 0.0;
                 }
                 precise float g1 = fm(cs[1].x, eb) - 2.0 * fs1;
@@ -477,6 +609,11 @@ bool load_block(uint b)
     return counted && !is_flat;
 }
 
+const bool MRC = ((B_REF & B_FMREF) | ((1u - B_REF) & B_FMSET)) != 0u; // block_cov's products (refine pass: bit 20)
+#define MRS(a, b) mrx(a, b, FM_SET)
+#define MR3S(a, b) mr3x(a, b, FM_SET)
+#define MR3SS(a, b) mr3sx(a, b, FM_SET)
+
 // The block's totals (g_tot) and weighted covariance (cd = c00, c11, c22; co = c01, c02, c12) in
 // bc1_enc.c principal_axis's order; returns the spread c00 + c11 + c22.
 float block_cov(out vec3 cd, out vec3 co)
@@ -498,8 +635,8 @@ float block_cov(out vec3 cd, out vec3 co)
             for (int r = 0; r < 4; r++) {
                 uint t = j + (r == 1 ? 8u : r == 2 ? 4u : r == 3 ? 12u : 0u);
                 precise vec3 d = X(t) - m;
-                ua[r] = vec3(mr(d.x, d.x), mr(d.x, d.y), mr(d.x, d.z));
-                ub[r] = vec3(mr(d.y, d.y), mr(d.y, d.z), mr(d.z, d.z));
+                ua[r] = vec3(mrx(d.x, d.x, MRC), mrx(d.x, d.y, MRC), mrx(d.x, d.z, MRC));
+                ub[r] = vec3(mrx(d.y, d.y, MRC), mrx(d.y, d.z, MRC), mrx(d.z, d.z, MRC));
             }
             precise vec3 wa = (ua[0] + ua[1]) + (ua[2] + ua[3]);
             precise vec3 wb = (ub[0] + ub[1]) + (ub[2] + ub[3]);
@@ -521,8 +658,8 @@ float block_cov(out vec3 cd, out vec3 co)
                 for (int r = 0; r < 4; r++) {
                     int t = j + (r == 1 ? 8 : r == 2 ? 4 : r == 3 ? 12 : 0);
                     precise vec3 d = X(uint(t)) - m;
-                    ua[r] = vec3(mr(d.x, d.x), mr(d.x, d.y), mr(d.x, d.z));
-                    ub[r] = vec3(mr(d.y, d.y), mr(d.y, d.z), mr(d.z, d.z));
+                    ua[r] = vec3(mrx(d.x, d.x, MRC), mrx(d.x, d.y, MRC), mrx(d.x, d.z, MRC));
+                    ub[r] = vec3(mrx(d.y, d.y, MRC), mrx(d.y, d.z, MRC), mrx(d.z, d.z, MRC));
                 }
                 wa[h] = (ua[0] + ua[1]) + (ua[2] + ua[3]);
                 wb[h] = (ub[0] + ub[1]) + (ub[2] + ub[3]);
@@ -533,11 +670,37 @@ float block_cov(out vec3 cd, out vec3 co)
         sa = xa[0] + xa[1]; sb = xb[0] + xb[1];
     }
     precise float s01 = sw.x * sw.y, s02 = sw.x * sw.z, s12 = sw.y * sw.z;
-    float c00 = mr(sa.x, cw.x), c01 = mr(sa.y, s01), c02 = mr(sa.z, s02);
-    float c11 = mr(sb.x, cw.y), c12 = mr(sb.y, s12), c22 = mr(sb.z, cw.z);
+    float c00 = mrx(sa.x, cw.x, MRC), c01 = mrx(sa.y, s01, MRC), c02 = mrx(sa.z, s02, MRC);
+    float c11 = mrx(sb.x, cw.y, MRC), c12 = mrx(sb.y, s12, MRC), c22 = mrx(sb.z, cw.z, MRC);
     cd = vec3(c00, c11, c22);
     co = vec3(c01, c02, c12);
     precise float tr = (c00 + c11) + c22;
+    return tr;
+}
+
+// Bit 18: the totals (g_tot) and the spread c00 + c11 + c22 with block_cov's operations for the diagonal only.
+float block_tr()
+{
+    const vec3 cw = chan_w();
+    precise vec3 quad[4];
+    for (int q = 0; q < 4; q++) quad[q] = (X(uint(4 * q)) + X(uint(4 * q + 1))) + (X(uint(4 * q + 2)) + X(uint(4 * q + 3)));
+    precise vec3 tot = (quad[0] + quad[1]) + (quad[2] + quad[3]);
+    g_tot = tot;
+    precise vec3 m = tot * 0.0625;
+    precise vec3 xs[2];
+    for (int i = 0; i < 2; i++) {
+        precise vec3 ws[2];
+        for (int h = 0; h < 2; h++) {
+            int j = i + 2 * h;
+            precise vec3 d0 = X(uint(j)) - m, d1 = X(uint(j + 8)) - m, d2 = X(uint(j + 4)) - m, d3 = X(uint(j + 12)) - m;
+            precise vec3 u0 = mr3x(d0, d0, MRC), u1 = mr3x(d1, d1, MRC), u2 = mr3x(d2, d2, MRC), u3 = mr3x(d3, d3, MRC);
+            ws[h] = (u0 + u1) + (u2 + u3);
+        }
+        xs[i] = ws[0] + ws[1];
+    }
+    precise vec3 sd = xs[0] + xs[1];
+    vec3 c = mr3x(sd, cw, MRC);
+    precise float tr = (c.x + c.y) + c.z;
     return tr;
 }
 
@@ -558,9 +721,9 @@ bool setup_block(uint b, out float tr_out)
     g_O2 = g_F == 2u ? 1u : 2u;
     precise float v0 = r0 ? c00 : r1 ? c01 : c02, v1 = r0 ? c01 : r1 ? c11 : c12, v2 = r0 ? c02 : r1 ? c12 : c22;
     [[dont_unroll]] for (int it = 0; it < 2; it++) {
-        precise float w0 = (mr(c00, v0) + mr(c01, v1)) + mr(c02, v2);
-        precise float w1 = (mr(c01, v0) + mr(c11, v1)) + mr(c12, v2);
-        precise float w2 = (mr(c02, v0) + mr(c12, v1)) + mr(c22, v2);
+        precise float w0 = (MRS(c00, v0) + MRS(c01, v1)) + MRS(c02, v2);
+        precise float w1 = (MRS(c01, v0) + MRS(c11, v1)) + MRS(c12, v2);
+        precise float w2 = (MRS(c02, v0) + MRS(c12, v1)) + MRS(c22, v2);
         v0 = w0; v1 = w1; v2 = w2;
     }
     float mx = abs(v0) > abs(v1) ? abs(v0) : abs(v1);
@@ -570,22 +733,22 @@ bool setup_block(uint b, out float tr_out)
         axis = vec3(1.0);
     } else {
         float rm = fdiv_rn(1.0, mx);
-        axis = mr3(vec3(mr(v0, rm), mr(v1, rm), mr(v2, rm)), sw);
+        axis = MR3S(vec3(MRS(v0, rm), MRS(v1, rm), MRS(v2, rm)), sw);
     }
     // ranks along the axis (cf_sort: sortable key bits, ties by texel index)
     [[dont_unroll]] for (uint t = 0u; t < 16u; t++) {
         vec3 c = X(t);
-        precise float f = ((mr(c.x, axis.x) + mr(c.y, axis.y)) + mr(c.z, axis.z)) + 0.0;
+        precise float f = ((MRS(c.x, axis.x) + MRS(c.y, axis.y)) + MRS(c.z, axis.z)) + 0.0;
         uint kb = floatBitsToUint(f);
-        s_p3[t * WG + g_lid] = (kb & 0x80000000u) != 0u ? ~kb : (kb | 0x80000000u);
+        p3_key(t, (kb & 0x80000000u) != 0u ? ~kb : (kb | 0x80000000u));
     }
     // the texel of each rank, 4 bits each, into 2 words
     uint pos0 = 0u, pos1 = 0u;
     g_pos0 = 0u; g_pos1 = 0u;
     [[dont_unroll]] for (uint t = 0u; t < 16u; t++) {
-        uint kt = s_p3[t * WG + g_lid], rank = 0u;
+        uint kt = p3_key_at(t), rank = 0u;
         [[dont_unroll]] for (uint u = 0u; u < 16u; u++) {
-            uint ku = s_p3[u * WG + g_lid];
+            uint ku = p3_key_at(u);
             rank += (ku < kt || (ku == kt && u < t)) ? 1u : 0u;
         }
         if (rank < 8u) pos0 |= t << (4u * rank);
@@ -600,18 +763,17 @@ bool setup_block(uint b, out float tr_out)
             uint t = ((r < 8u ? pos0 >> (4u * r) : pos1 >> (4u * (r - 8u)))) & 15u;
             pre = pre + X(t);
         }
-        vec3 pg = mr3(pre, grid);
-        vec3 p3 = mr3s(pg, F_1_3), p2 = pg * 0.5;
-        s_p3[i * WG + g_lid] = floatBitsToUint(p3.x); s_p3[(17u + i) * WG + g_lid] = floatBitsToUint(p3.y);
-        s_p3[(34u + i) * WG + g_lid] = floatBitsToUint(p3.z);
+        vec3 pg = MR3S(pre, grid);
+        vec3 p3 = MR3SS(pg, F_1_3), p2 = pg * 0.5;
+        p3_row(i, p3);
         if ((CF_OPT & 32u) == 0u) {
             s_p2[i * WG + g_lid] = floatBitsToUint(p2.x); s_p2[(17u + i) * WG + g_lid] = floatBitsToUint(p2.y);
             s_p2[(34u + i) * WG + g_lid] = floatBitsToUint(p2.z);
         }
     }
-    g_gtot = mr3(pre, grid);
+    g_gtot = MR3S(pre, grid);
     g_pos0 = pos0; g_pos1 = pos1;
-    vec3 g2 = mr3(grid, grid);
+    vec3 g2 = MR3S(grid, grid);
     g_wg = vec3(fdiv_rn(cw.x, g2.x), fdiv_rn(cw.y, g2.y), fdiv_rn(cw.z, g2.z));
     if ((CF_OPT & 8u) != 0u) {
         // Q_c = sum over the texels of (x grid_c)^2 / 2: the exact search error of channel c, (SSE_c - 2 Q_c) / 2
@@ -645,10 +807,9 @@ void prefix_p2()
             uint t = ((r < 8u ? g_pos0 >> (4u * r) : g_pos1 >> (4u * (r - 8u)))) & 15u;
             pre = pre + X(t);
         }
-        vec3 pg = mr3(pre, grid);
+        vec3 pg = MR3S(pre, grid);
         vec3 p2 = pg * 0.5;
-        s_p3[i * WG + g_lid] = floatBitsToUint(p2.x); s_p3[(17u + i) * WG + g_lid] = floatBitsToUint(p2.y);
-        s_p3[(34u + i) * WG + g_lid] = floatBitsToUint(p2.z);
+        p3_row(i, p2);
     }
 }
 
@@ -723,7 +884,7 @@ void refine_main(uint b)
     const uint w0 = dst.words[o], w1 = dst.words[o + 1u];
     load_block(b);
     vec3 cd, co;
-    float tr = block_cov(cd, co);
+    float tr = TR_DIAG ? block_tr() : block_cov(cd, co);
     finish_block(b, tr, bvec3(true, true, !FOUR_ANY), w0 & 65535u, w0 >> 16u, w1 & 65535u, w1 >> 16u, f & 65535u,
                  f >> 16u);
 }
@@ -762,7 +923,7 @@ void refine_multi_main(uint nblocks)
     uint cc = 0u, ix = 0u;
     if (work) {
         vec3 cd, co;
-        tr = block_cov(cd, co);
+        tr = TR_DIAG ? block_tr() : block_cov(cd, co);
         if (!(c == 1u && !is_max()) && !(c == 2u && FOUR_ANY)) {
             uint wc = c == 0u ? w0 : c == 1u ? w1 : f;
             Sol s = score(wc & 65535u, wc >> 16u, c < 2u);

@@ -16,7 +16,7 @@
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in; // = BPW x LANES: BPW blocks per workgroup
-layout(constant_id = 1) const uint LANES = 8u; // invocations per block: 4, 8 or 16
+layout(constant_id = 1) const uint LANES = 8u; // invocations per block: 4, 8 or 16 (kernel A enc_bc6h_haw: 16 or 32)
 layout(constant_id = 2) const uint RG = 2u;    // jobs given the least-squares passes (groups): 1, 2, 4; <= LANES
 layout(constant_id = 3) const bool SF = false;  // BC6H SF16 (= the push constant sf)
 layout(constant_id = 4) const bool SUM2 = false; // two-step sums in the refinement (TRANSPOSE below)
@@ -76,7 +76,15 @@ const int FIT_POWER = 8;
 #define BC6H_SF SF
 #include "enc_bc6h_hcommon.glsl"
 
+#ifdef HL_GFIX
+// enc_bc6h_haw.comp (KILN_BC6H_HIGH_AWIDE=1; helper bc6hfast): kernel A at LANES = 16 with the lane groups of phase 4 at
+// HL_GFIX lanes (kernel B's G at its 8 lanes), MG = LANES / G groups measuring jobs at once, so each job's partial errors
+// and indices are those of the 8-lane kernel A (the same texels per lane, summed in the same order)
+const uint NL = LANES, G = HL_GFIX, TPL = 16u / G;
+#else
 const uint NL = LANES, G = LANES / RG, TPL = 16u / G;
+#endif
+const uint MG = NL / G; // lane groups in phase 4's exact measure (= RG but with HL_GFIX)
 const uint NRED = 8u; // vec4 per lane in a reduction: 30 least-squares sums + the error
 // with SUM2, groups of 4 or more lanes sum a pass's partials in two steps (lane gl the items gl, gl + G, ...;
 // then every lane reads the totals: 2 NRED + NRED / G reads instead of G x NRED; one barrier more);
@@ -116,15 +124,35 @@ const bool PAIR1 = (OPT & 512u) != 0u;
 // choice, in a second loop over the same texels (ne_add, the same order: the same sums), so that the 30 sums are
 // not live during the palette search (the refinement's register peak)
 const bool NE2 = (OPT & 1024u) != 0u;
+// OPT bit 11 (AROLL; helper bc6hfast, 2026-11-26): the texel loops of assign_part (the exact index choice: kernel A's
+// measure, kernel B's passes) and of the refinement's first normal equations kept as loops (bound TPL + the runtime
+// zero) instead of unrolled: the same arithmetic per texel in the same order, fewer live values
+const bool AROLL = (OPT & 2048u) != 0u;
 
+// HL_TRIM (enc_bc6h_hat.comp / enc_bc6h_hbt.comp, KILN_BC6H_HIGH_TRIM=1; helper bc6hfast, 2026-11-26): each kernel of the
+// split declares the arrays only the other kernel uses with one entry per block (kernel A: the refinement's s_qn, s_rerr,
+// s_tot, s_qf, s_nix; kernel B: the search's s_ef, s_todo, s_fe, s_lmm): less shared memory per workgroup, the same code
+#ifndef HL_TRIM
+#define HL_TRIM 0
+#endif
+#if HL_TRIM && HL_SPLIT == 1
+#define TRIM_A(n) 1u
+#else
+#define TRIM_A(n) (n)
+#endif
+#if HL_TRIM && HL_SPLIT == 2
+#define TRIM_B(n) 1u
+#else
+#define TRIM_B(n) (n)
+#endif
 shared uint s_p2[32], s_a2[32];    // the two-subset partitions and their second anchors
 // per block of the workgroup ([item][block]: the lanes of a warp that read the same item of
 // different blocks hit different banks)
 shared vec4 s_U[16][BPW];                 // targets minus texel 0's (xyz), mean fitting weight (w)
 shared vec4 s_W[16][BPW];                 // per-channel fitting weights
 shared vec4 s_L[16][BPW];                 // sign(v) ln(1 + |v|) of the targets
-shared float s_ef[(MAXP + 1u) * 12u][BPW]; // fitted endpoints (absolute) per slot: [slot * 12 + e * 3 + c]
-shared uint s_todo[MAXP + 1u][BPW];       // per slot: the modes to score (filter)
+shared float s_ef[TRIM_B((MAXP + 1u) * 12u)][BPW]; // fitted endpoints (absolute) per slot: [slot * 12 + e * 3 + c]
+shared uint s_todo[TRIM_B(MAXP + 1u)][BPW];       // per slot: the modes to score (filter)
 shared uint s_ord[MAXP][BPW];             // the ranked partitions
 #if HL_SPLIT == 1
 // kernel A: only phases 1-4 (32 residuals, then 5 NL list entries, then <= 20 items): less shared memory
@@ -134,16 +162,20 @@ shared vec4 s_red[LANES * NRED][BPW];     // reductions and lists (phase-depende
 #endif
 shared uint s_jc[MAXJ][BPW];              // the jobs' codes (slot | mode << 4 | variant << 8)
 shared int s_jq[MAXJ * 12u][BPW];         // the jobs' quantized endpoints [job * 12 + e * 3 + c]
+#ifdef HL_GFIX
+shared uvec2 s_jix[MAXJ * G][BPW]; // the jobs' indices, per lane of a group
+#else
 shared uvec2 s_jix[MAXJ * (LANES / RG)][BPW]; // the jobs' indices, per lane of a group
-shared float s_rerr[4][BPW];              // the refined jobs' errors
-shared int s_qn[RG * 12u][BPW];           // per group: the nearest quantized endpoints of a pass
+#endif
+shared float s_rerr[TRIM_A(4u)][BPW];              // the refined jobs' errors
+shared int s_qn[TRIM_A(RG * 12u)][BPW];           // per group: the nearest quantized endpoints of a pass
 shared uint s_out[4][BPW];                // the block, ORed from the lanes' parts
-shared vec4 s_tot[TRANSPOSE ? RG * NRED : 1u][BPW]; // per group: the summed reduction (TRANSPOSE)
+shared vec4 s_tot[TRIM_A(TRANSPOSE ? RG * NRED : 1u)][BPW]; // per group: the summed reduction (TRANSPOSE)
 // (always declared: glslang's optimizer rejects these sizes as specialisation-constant expressions)
-shared int s_qf[RG * 12u][BPW]; // per group: the last pass's quantized endpoints (REFSH)
-shared uvec2 s_nix[LANES][BPW]; // per lane: the last pass's indices (REFSH, RECOMP)
-shared float s_fe[MAXJ][BPW];   // the measured jobs' errors (REFSH)
-shared vec2 s_lmm[LANES][BPW];  // per lane: min and max of the line's projections of its texels (LINE)
+shared int s_qf[TRIM_A(RG * 12u)][BPW]; // per group: the last pass's quantized endpoints (REFSH)
+shared uvec2 s_nix[TRIM_A(LANES)][BPW]; // per lane: the last pass's indices (REFSH, RECOMP)
+shared float s_fe[TRIM_B(MAXJ)][BPW];   // the measured jobs' errors (REFSH)
+shared vec2 s_lmm[TRIM_B(LANES)][BPW];  // per lane: min and max of the line's projections of its texels (LINE)
 
 uint B; // this invocation's block in the workgroup
 
@@ -410,6 +442,36 @@ void ne_pack(vec3 ne[10], float err, out vec4 r[NRED])
     r[7] = vec4(ne[9].yz, 0.0, err);
 }
 
+// the body of assign_part's texel loop (texel gl + G i), one copy for the unrolled and the rolled loop (AROLL)
+#define ASSIGN_TEXEL(i) \
+        const uint t = gl + G * i; \
+        bool s1 = ((bits >> t) & 1u) != 0u; \
+        ivec3 a = s1 ? a1 : a0, b = s1 ? b1 : b0; \
+        int lim = (t == 0u || (two && t == anc)) ? n1 / 2 : n1; \
+        vec3 wt = s_W[t][B].xyz, ut = s_U[t][B].xyz; \
+        vec3 fd = s1 ? fd1 : fd0, wd = wt * fd; \
+        float den = dot(wd, fd); \
+        float tp = den > 0.0 ? dot(ut - (s1 ? fa1 : fa0), wd) * (float(n1) / den) : 0.0; \
+        int ic = clamp(int(round(tp)), 0, lim); \
+        int alt = clamp(tp > float(ic) ? ic + 1 : ic - 1, 0, lim); \
+        ivec3 xt = ivec3(trunc((ut + u0) * k)); \
+        vec3 lt = s_L[t][B].xyz; \
+        float best = 1.0 / 0.0; \
+        int bi = 0; \
+        [[unroll]] for (int j = 0; j < NEXACT; j++) { \
+            int ii = j == 0 ? ic : j == 1 ? alt : clamp(2 * ic - alt, 0, lim); \
+            ivec3 pv = interp3(a, b, weight(two, ii)); \
+            vec3 dl = slog3(pv) - lt, dx = vec3(pv - xt); \
+            float e = dot(dl, dl) + ULP_K2 * dot(dx, dx); \
+            if (e < best) { \
+                best = e; \
+                bi = ii; \
+            } \
+        } \
+        idx[i / 8u] |= uint(bi) << (4u * (i % 8u)); \
+        total += best; \
+        if (!NE2) ne_add(ne, s1, wt, ut, two, bi);
+
 // exact index choice (enc_bc6h_h.comp's assign) on this lane's texels gl, gl + G, ...: the partial
 // error, the indices (4 bits per texel, texel gl + G i at bit 4 i of idx[i / 8]) and, for those
 // indices, the partial normal equations of the least squares (per subset and channel: aa, ab, bb, ax,
@@ -426,35 +488,14 @@ void assign_part(uint mi, uint bits, uint anc, ivec3 q[4], vec3 u0, uint gl, out
     vec3 ne[10];
     [[unroll]] for (uint k = 0u; k < 10u; k++) ne[k] = vec3(0.0);
     idx = uvec2(0u);
-    [[unroll]] for (uint i = 0u; i < TPL; i++) {
-        const uint t = gl + G * i;
-        bool s1 = ((bits >> t) & 1u) != 0u;
-        ivec3 a = s1 ? a1 : a0, b = s1 ? b1 : b0;
-        int lim = (t == 0u || (two && t == anc)) ? n1 / 2 : n1;
-        vec3 wt = s_W[t][B].xyz, ut = s_U[t][B].xyz;
-        vec3 fd = s1 ? fd1 : fd0, wd = wt * fd;
-        float den = dot(wd, fd);
-        float tp = den > 0.0 ? dot(ut - (s1 ? fa1 : fa0), wd) * (float(n1) / den) : 0.0;
-        int ic = clamp(int(round(tp)), 0, lim);
-        int alt = clamp(tp > float(ic) ? ic + 1 : ic - 1, 0, lim);
-        ivec3 xt = ivec3(trunc((ut + u0) * k));
-        vec3 lt = s_L[t][B].xyz;
-        float best = 1.0 / 0.0;
-        int bi = 0;
-        [[unroll]] for (int j = 0; j < NEXACT; j++) {
-            int ii = j == 0 ? ic : j == 1 ? alt : clamp(2 * ic - alt, 0, lim);
-            ivec3 pv = interp3(a, b, weight(two, ii));
-            vec3 dl = slog3(pv) - lt, dx = vec3(pv - xt);
-            float e = dot(dl, dl) + ULP_K2 * dot(dx, dx);
-            if (e < best) {
-                best = e;
-                bi = ii;
-            }
+    if (AROLL) { // OPT bit 11: the texel loop kept as a loop (bound + the runtime zero)
+        [[dont_unroll]] for (uint i = 0u; i < TPL + pc.zero; i++) {
+            ASSIGN_TEXEL(i)
         }
-        idx[i / 8u] |= uint(bi) << (4u * (i % 8u));
-        total += best;
-        if (!NE2) ne_add(ne, s1, wt, ut, two, bi);
-    }
+    } else
+        [[unroll]] for (uint i = 0u; i < TPL; i++) {
+            ASSIGN_TEXEL(i)
+        }
     if (NE2) // a loop the compiler keeps (bound + the runtime zero): the search's values are dead here
         for (uint i = 0u; i < TPL + pc.zero; i++) {
             const uint t = gl + G * i;
@@ -939,7 +980,7 @@ void main()
 
     // 4. the jobs measured exactly. The nearest quantized endpoints of every job's, component i of
     // job j (i = e * 3 + c) on lane (12 j + i) % NL, as floats (exact) at s_red[(12 j + i) / 3][1 + (12
-    // j + i) % 3]; then job r * RG + grp in round r, lane gl its texels; partial errors at
+    // j + i) % 3]; then job r * MG + grp in round r, lane gl its texels; partial errors at
     // s_red[job * G + gl].x
     for (uint i = ln; i < njobs * 12u; i += NL) {
         const uint job = i / 12u, e = (i % 12u) / 3u, c = i % 3u, code = s_jc[job][b];
@@ -953,8 +994,8 @@ void main()
         s_red[i / 3u][b][1u + i % 3u] = float(v);
     }
     barrier();
-    for (uint r = 0u; r * RG < njobs; r++) {
-        const uint job = r * RG + grp;
+    for (uint r = 0u; r * MG < njobs; r++) {
+        const uint job = r * MG + grp;
         if (job >= njobs) continue;
         const uint code = s_jc[job][b];
         float e = 1.0 / 0.0;
@@ -1079,7 +1120,11 @@ void main()
                     }
                 }
             }
+#ifdef HL_GFIX
+            if (live && grp < RG) ho.h[rb + k] = v; // the groups past RG hand nothing over
+#else
             if (live) ho.h[rb + k] = v;
+#endif
         }
     }
 #else
@@ -1105,11 +1150,18 @@ void main()
             vec3 ne[10];
             [[unroll]] for (uint k = 0u; k < 10u; k++) ne[k] = vec3(0.0);
             const uvec2 ix0 = REFSH ? (act ? s_jix[myjob * G + gl][b] : uvec2(0u)) : cidx;
-            [[unroll]] for (uint i = 0u; i < TPL; i++) {
-                const uint t = gl + G * i;
-                ne_add(ne, ((bits >> t) & 1u) != 0u, s_W[t][b].xyz, s_U[t][b].xyz, two,
-                       int((ix0[i / 8u] >> (4u * (i % 8u))) & 15u));
-            }
+            if (AROLL) // OPT bit 11: a loop (bound + the runtime zero)
+                [[dont_unroll]] for (uint i = 0u; i < TPL + pc.zero; i++) {
+                    const uint t = gl + G * i;
+                    ne_add(ne, ((bits >> t) & 1u) != 0u, s_W[t][b].xyz, s_U[t][b].xyz, two,
+                           int((ix0[i / 8u] >> (4u * (i % 8u))) & 15u));
+                }
+            else
+                [[unroll]] for (uint i = 0u; i < TPL; i++) {
+                    const uint t = gl + G * i;
+                    ne_add(ne, ((bits >> t) & 1u) != 0u, s_W[t][b].xyz, s_U[t][b].xyz, two,
+                           int((ix0[i / 8u] >> (4u * (i % 8u))) & 15u));
+                }
             vec4 rr[NRED];
             ne_pack(ne, 0.0, rr);
             [[unroll]] for (uint k = 0u; k < NRED; k++) s_red[ln * NRED + k][b] = rr[k];

@@ -79,6 +79,21 @@ layout(constant_id = 6) const uint CHECK = 1u;
 // (constant 7 holds CACHE in bit 0 and SMEM, below, in bit 1: the host passes at most 8 constants)
 layout(constant_id = 7) const uint CACHE_BITS = 0u;
 const uint CACHE = CACHE_BITS & 1u;
+// Exact work reductions (helper etc2fast; bits 2 and 3 of constant 7; KILN_GPU_ETC2_TH_DEDUP / _RECENT; same bytes):
+//  DEDUP = 1 (PHASE 0 and 1, PREP = 1): th_parts also marks as a duplicate every partition whose quantised group means (a, b) -
+//    in that order - equal an earlier partition's. The CPU's local search of a partition depends only on (a, b) (it
+//    starts from an error of UINT32_MAX), so it repeats the earlier one's result L, and that L was already offered to
+//    best (taken if lower; best only decreases since): the repeat cannot change best. Equal masks give equal (a, b), so
+//    this includes the CPU's duplicate-mask test. PHASE 1 then loops over the partitions to search only (th_search_lanes).
+//    Checked on the CPU's own search (a copy of kiln__etc2_th_search with both rules, 9 test images x normal / high / max x
+//    perceptual on / off: every block the same bytes and error); there 33-79 % of the partitions at max repeat an earlier
+//    one's (a, b), and 79-96 % of the recentring rounds give the local best's colours again.
+//  RECENT = 1 (PHASE 1, eval_partition): a recentring round whose colours equal the local best's (T: the same order;
+//    H: either order) re-evaluates only candidates the local search has already evaluated (an H solution comes from an
+//    h_eval, which tried both orders), so none is strictly below the local error: the CPU's round finds nothing and its
+//    loop stops; the round is skipped and the loop stopped.
+const uint DEDUP = (CACHE_BITS >> 2u) & 1u;
+const uint RECENT = (CACHE_BITS >> 3u) & 1u;
 
 const int Q_FAST = 0, Q_NORMAL = 1, Q_HIGH = 2, Q_MAX = 3;
 const int MODE_NONE = -1, MODE_T = 2, MODE_H = 3;
@@ -611,6 +626,9 @@ Sol eval_partition(uint mask, int recenter)
         uint before = local.err;
         ivec3 na, nb;
         th_recenter(local, na, nb);
+        if (RECENT != 0u &&
+            ((na == local.c0 && nb == local.c1) || (local.mode == MODE_H && na == local.c1 && nb == local.c0)))
+            break;
         eval_set(local.mode, na, nb, local);
         if (local.err >= before) break;
     }
@@ -884,10 +902,17 @@ uvec4 th_parts()
     int np = ranked_splits(idx, n, pmask);
     int limit = min(nparts, np);
     uvec4 r = uvec4(0u, 0u, 0u, uint(limit + 1));
+    uint keys[6]; // DEDUP: pack12(a) << 12 | pack12(b) of partitions 0..k-1
     for (int k = 0; k < limit + 1; k++) {
         uint mask = k < limit ? pmask[k] : lloyd(pmask[0], q == Q_FAST ? 2 : 6);
         bool dup = false;
         for (int i = 0; i < k; i++) dup = dup || pmask[i] == mask;
+        if (DEDUP != 0u) {
+            ivec3 a, b;
+            partition_centres(mask, a, b);
+            keys[k] = uint(pack12(a)) << 12 | uint(pack12(b));
+            for (int i = 0; i < k; i++) dup = dup || keys[i] == keys[k];
+        }
         if (dup) r.w |= 1u << (8 + k);
         r[k >> 1] |= mask << (16 * (k & 1));
     }
@@ -926,7 +951,13 @@ void th_search_lanes(bool live, uint lane, uint slot, uint blk, inout Sol best)
     if (go && PREP != 0u) { // the prepass's partitions
         uvec4 pw = uvec4(bout.words[blk * 4u], bout.words[blk * 4u + 1u], bout.words[blk * 4u + 2u], bout.words[blk * 4u + 3u]);
         int cnt = int(pw.w & 7u);
-        for (int k = int(lane); k < cnt; k += L) {
+        // this lane's partitions as bits; DEDUP = 1: without the duplicates, so the loop runs once per partition searched
+        // (the same partitions in the same order: only the trip count changes, and with it the subgroup's idle lanes)
+        uint todo = 0u;
+        for (int k = int(lane); k < cnt; k += L) todo |= 1u << k;
+        if (DEDUP != 0u) todo &= ~(pw.w >> 8);
+        for (; todo != 0u; todo &= todo - 1u) {
+            int k = findLSB(todo);
             if (((pw.w >> (8 + k)) & 1u) != 0u) continue;
             uint mask = (pw[k >> 1] >> (16 * (k & 1))) & 0xFFFFu;
             Sol local = eval_partition(mask, recenter);

@@ -483,7 +483,7 @@ void kiln__etc2_th_search(const etc_src *src, etc_sol *best)
         }
         parts[j] = t;
     }
-    uint32_t tried[24];
+    uint32_t tried[24], keys[24];
     int ntried = 0;
     int limit = nparts < np ? nparts : np;
     for (int k = 0; k < limit + 1; k++) {
@@ -495,7 +495,6 @@ void kiln__etc2_th_search(const etc_src *src, etc_sol *best)
         int dup = 0;
         for (int i = 0; i < ntried; i++) dup |= tried[i] == mask;
         if (dup) continue;
-        tried[ntried++] = mask;
         double ma[3], mb[3];
         group_means(src, mask, ma, mb);
         int a[3], b[3];
@@ -503,6 +502,15 @@ void kiln__etc2_th_search(const etc_src *src, etc_sol *best)
             a[ch] = quant4(ma[ch]);
             b[ch] = quant4(mb[ch]);
         }
+        /* a partition's local search depends only on its quantised centres (a, b), in that order (it starts from
+         * UINT32_MAX): one whose (a, b) repeats an earlier partition's repeats that result, which was already offered to
+         * best (taken if lower; best only decreases), so it cannot change best and is skipped. Exact (the GPU pass does the
+         * same: enc_etc2_th.glsl DEDUP); equal masks give equal (a, b). */
+        const uint32_t key = (uint32_t)pack12(a) << 12 | (uint32_t)pack12(b);
+        for (int i = 0; i < ntried; i++) dup |= keys[i] == key;
+        if (dup) continue;
+        keys[ntried] = key;
+        tried[ntried++] = mask;
         etc_sol local = *best;
         /* every partition's best T/H candidate is refined, even one that starts above the best so
          * far (logos and flat colours gain from that; pruning it cost 0.25 dB on such images) */
@@ -515,6 +523,12 @@ void kiln__etc2_th_search(const etc_src *src, etc_sol *best)
             uint32_t before = local.err;
             int na[3], nb[3];
             th_recenter(src, &local, na, nb);
+            /* the local best's colours again (T: in that order; H: either, since an H solution comes from an h_eval,
+             * which tried both): the round would only re-evaluate candidates already evaluated against this local
+             * search's non-increasing error, find nothing lower and stop the loop. Exact (enc_etc2_th.glsl RECENT). */
+            if ((!memcmp(na, local.c[0], sizeof na) && !memcmp(nb, local.c[1], sizeof nb)) ||
+                (local.mode == ETC_MODE_H && !memcmp(na, local.c[1], sizeof na) && !memcmp(nb, local.c[0], sizeof nb)))
+                break;
             if (local.mode == ETC_MODE_T)
                 th_eval(src, ETC_MODE_T, na, nb, &local);
             else

@@ -4,10 +4,11 @@
  * kiln (0): the CPU encoders' own searches (src/codec/bc1_enc.c, bc4_enc.c) with arithmetic designed
  *   to give the same bytes: integer palettes and errors, `precise` float/double expressions in the C
  *   order, correctly rounded divisions (enc_bc_common.glsl). BC4/BC5/BC3-alpha: every quality
- *   (shaders/enc_bc4.comp, one invocation per channel; max: enc_bc4_max.comp, one invocation per
- *   channel running the exact search as a quadtree over the endpoint plane). BC1/BC3 colour at fast
- *   quality: the CPU's 16-block batch path per invocation (enc_bc1.comp), and the CPU's per-block
- *   path for the blocks the batch gives back;
+ *   (shaders/enc_bc4.comp, one invocation per channel; max: enc_bc4_max_pool.comp, the exact search as
+ *   a quadtree over the endpoint plane whose cells, of all the workgroup's channel tasks, share one pool;
+ *   KILN_GPU_BC4_MAX=quadtree: enc_bc4_max.comp, one invocation walking its channel's quadtree).
+ *   BC1/BC3 colour at fast quality: the CPU's 16-block batch path per invocation (enc_bc1.comp), and
+ *   the CPU's per-block path for the blocks the batch gives back;
  *   at normal quality the per-block path (principal axis, extremes, three least-squares refits, both
  *   modes); flat and near-flat blocks take the CPU's single-colour tables (bc1_enc_tables.h, copied
  *   into a storage buffer at binding 3: flat_table_words), transparent and cut-out texels count as the
@@ -58,6 +59,12 @@
  * KILN_GPU_CF_LANES overrides it for experiments). 8: on the H100 (2026-11-25, 2048^2 BC1) 8 lanes ran
  * high at 1438 Mpix/s and max at 650, 16 lanes 1122 / 418, 32 lanes 740 / 249 (kernel time). */
 #define KILN_EBC_CFK_LANES 8u
+/* BC4 / BC5 / BC3-alpha max: the design without KILN_GPU_BC4_MAX ("quadtree", "pool" or "v1"; see make_plan).
+ * "pool" since the H100 run of 2026-11-26 08:10 UTC (helper bc4lanes; `KILN_GPU_BC4_MAX=d gpu_encode --size 4096
+ * --formats F --qualities max --strategies kiln --runs 5 --no-cpu`, one process per row, kernel min ms, quadtree /
+ * pool): bc4 27.67, 27.54 / 18.41, 18.38; bc5 37.19, 36.75 / 31.05, 31.07; bc4-snorm 33.13 / 25.64; bc3 11.66 /
+ * 11.81 (its alpha); a workgroup of 128 (KILN_GPU_BC4_POOL_WG) 22.79, 22.78 for bc4. */
+#define KILN_EBC_BC4_MAX_DEFAULT "pool"
 /* The cluster-fit shader: 1 = enc_bc1_cf.comp (candidates refined on one invocation each), 2 =
  * enc_bc1_cf2.comp (texel loads, ranks, prefix sums and the refinement's scoring / channel steps
  * split over the block's invocations); KILN_GPU_CF_DESIGN=1 or 2 overrides it. H100 2026-11-25, 2048^2
@@ -102,6 +109,13 @@
  * not lower them), refine 90 (56-96 with 1024); BC3 high split 6.3-9.5 against 2.40 (its refine pass then
  * ran before the alpha pass; it is last now, not yet measured): the default stays 33 until then. */
 #define KILN_EBC_CF3_OPT_MAX 32767u
+/* Bits 16-22 (helper bc1fast, 2026-11-26; enc_bc1_cf3.comp says what each does, the same bytes): 16 = 8-bit texels
+ * to float without conversion instructions, 17 = the refine pass's texels in shared memory, 18 = the refine pass's
+ * spread from the covariance's diagonal only, 19 = exact scoring / channel steps without local arrays, 20 = the
+ * refinement's products in float, 21 = the channel steps' rounding by magic adds, 22 = the search setup's
+ * products in float (8-bit sources), 23 = the search's prefix sums as 16-byte shared words. KILN_GPU_CF_OPT takes
+ * 0..KILN_EBC_CF3_OPT_MAX2 without bit 15. */
+#define KILN_EBC_CF3_OPT_MAX2 16777215u
 /* the bits at high quality (KILN_EBC_CF3_OPT: at max); KILN_GPU_CF_OPT overrides both */
 #define KILN_EBC_CF3_OPT_HIGH KILN_EBC_CF3_OPT
 /* BC1 / BC1a at high and max since the H200 run of 2026-11-26 05:20 UTC (lead, helper bc1split's final script on the
@@ -112,6 +126,14 @@
  * 33: 14.04, 1953: 9.51, 8097: 9.15, 24481: 8.90 (1.89 Gpix/s). BC3 keeps 33: its rows came late in each process and
  * were not measured cleanly. */
 #define KILN_EBC_CF3_OPT_BC1 24481u
+/* BC1, BC1a and BC3 colour since helper bc1fast's H100 run (2026-11-26 08:03-08:10 UTC, lead; `KILN_GPU_CF_OPT=o
+ * gpu_encode --size 4096 --formats bc1 --qualities max --strategies kiln --runs 3 --no-cpu`, one process per row,
+ * kernel min ms): 24481 8.913 / 8.907, 24481 + bits 16-22 = 8347553 7.801, + bits 16-23 8.323 / 8.322; BC3 2048^2
+ * (`--formats bc3 --qualities max|high --runs 3 --cpu-runs 1`, every row the CPU's bytes): max 33 3.026 / 3.046,
+ * 24481 2.127 / 2.117, 16736161 2.043 / 2.041; high 33 2.399, 24481 1.519, 16736161 1.606. So max takes 8347553 and
+ * high 24481, for BC3 as well (BC3 had 33). */
+#define KILN_EBC_CF3_OPT_COLOUR_MAX 8347553u
+#define KILN_EBC_CF3_OPT_COLOUR_HIGH KILN_EBC_CF3_OPT_BC1
 #define KILN_EBC_CF3_REFINE 32768u
 #define KILN_EBC_CF3_SPLIT 128u
 #define KILN_EBC_CF3_LOCAL 32u
@@ -420,14 +442,14 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
             ps->per_task = lanes;
             ps->spec[4] = lanes;
             if (design == 3) { /* one invocation per block; specialisation constant 5 = CF_OPT bits */
-                uint32_t opt = is_bc1(f) ? KILN_EBC_CF3_OPT_BC1 : q == KILN_QUALITY_MAX ? KILN_EBC_CF3_OPT : KILN_EBC_CF3_OPT_HIGH;
+                uint32_t opt = q == KILN_QUALITY_MAX ? KILN_EBC_CF3_OPT_COLOUR_MAX : KILN_EBC_CF3_OPT_COLOUR_HIGH;
                 const char *oenv = getenv("KILN_GPU_CF_OPT");
                 if (oenv && oenv[0]) {
                     char *end = NULL;
                     unsigned long v = strtoul(oenv, &end, 10);
-                    if (!end || *end || v > KILN_EBC_CF3_OPT_MAX)
-                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_CF_OPT=%s is not 0..%u", oenv,
-                                          (unsigned)KILN_EBC_CF3_OPT_MAX);
+                    if (!end || *end || v > KILN_EBC_CF3_OPT_MAX2 || (v & KILN_EBC_CF3_REFINE))
+                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_CF_OPT=%s is not 0..%u without bit %u",
+                                          oenv, (unsigned)KILN_EBC_CF3_OPT_MAX2, (unsigned)KILN_EBC_CF3_REFINE);
                     opt = (uint32_t)v;
                 }
                 if ((opt & 4096u) && !cf_pens_zero()) opt &= ~4096u;
@@ -499,17 +521,41 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
             ps->local = KILN_EBC_LOCAL;
             ps->per_task = 4;
         } else if (q == KILN_QUALITY_MAX) {
-            /* enc_bc4_max: one invocation per task (quadtree search); KILN_GPU_BC4_MAX=v1 (bench, tests)
-             * picks the first design, a workgroup per task */
-            const char *v1 = getenv("KILN_GPU_BC4_MAX");
-            if (v1 && strcmp(v1, "v1") == 0) {
+            /* KILN_GPU_BC4_MAX (bench, tests): "quadtree" enc_bc4_max, one invocation walking its task's
+             * quadtree; "pool" (default) enc_bc4_max_pool, the quadtree cells of a workgroup's tasks in one shared
+             * pool (helper bc4lanes; KILN_GPU_BC4_POOL_CAP=N shrinks its stack: tests of the overflow
+             * path; KILN_GPU_BC4_POOL_WG=64|128 its workgroup); "v1" the first design, a workgroup
+             * per task */
+            const char *design = getenv("KILN_GPU_BC4_MAX");
+            if (!design || !design[0]) design = KILN_EBC_BC4_MAX_DEFAULT;
+            ps->local = KILN_EBC_LOCAL;
+            ps->per_task = 1;
+            if (strcmp(design, "v1") == 0) {
                 ps->shader = "enc_bc4_max_v1";
                 ps->local = KILN_EBC_MAX_LOCAL;
                 ps->per_task = KILN_EBC_MAX_LOCAL;
-            } else {
+            } else if (strcmp(design, "quadtree") == 0) {
                 ps->shader = "enc_bc4_max";
-                ps->local = KILN_EBC_LOCAL;
-                ps->per_task = 1;
+            } else if (strcmp(design, "pool") == 0) {
+                ps->shader = "enc_bc4_max_pool";
+                const char *cap = getenv("KILN_GPU_BC4_POOL_CAP"), *wg = getenv("KILN_GPU_BC4_POOL_WG");
+                if (cap && cap[0]) {
+                    char *end;
+                    unsigned long c = strtoul(cap, &end, 10);
+                    if (*end || c == 0 || c > 8192)
+                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_POOL_CAP=%s is not 1..8192", cap);
+                    ps->spec[4] = (uint32_t)c;
+                }
+                if (wg && wg[0]) { /* workgroup size = tasks sharing a pool (bench; 128: 31 KB of shared memory) */
+                    if (strcmp(wg, "64") != 0 && strcmp(wg, "128") != 0)
+                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_POOL_WG=%s is not 64 or 128", wg);
+                    ps->local = (uint32_t)atoi(wg);
+                }
+                const char *diag = getenv("KILN_GPU_BC4_POOL_DIAG"); /* bench: 1 = no search (wrong bytes) */
+                if (diag && strcmp(diag, "1") == 0) ps->spec[4] |= 16384u;
+                if (diag && strcmp(diag, "2") == 0) ps->spec[4] |= 32768u;
+            } else {
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_MAX=%s is not v1, quadtree or pool", design);
             }
         } else {
             ps->shader = "enc_bc4";

@@ -14,7 +14,8 @@
  *   its tolerance against the CPU). shaders/enc_bc6h_hl.comp by default (8 invocations per block,
  *   helper bc6hlanes); KILN_BC6H_HIGH_DESIGN=1: shaders/enc_bc6h_h.comp (one invocation per block,
  *   the same search); KILN_BC6H_HIGH_SPLIT=1: enc_bc6h_hl's code in two kernels (enc_bc6h_ha.comp scores and
- *   measures, enc_bc6h_hb.comp refines and packs; the same bytes; BC6H_HL_SPLIT); KILN_BC6H_HIGH_DESIGN=4: the first GPU-native design,
+ *   measures, enc_bc6h_hb.comp refines and packs; the same bytes; BC6H_HL_SPLIT; by default kernel A is
+ *   enc_bc6h_haw.comp at 16 lanes per block, BC6H_HL_AWIDE; profiling aid KILN_BC6H_HIGH_PROF); KILN_BC6H_HIGH_DESIGN=4: the first GPU-native design,
  *   enc_bc6h_h4.comp (4 invocations per block). KILN_BC6H_GPU_EXACT=1 (not "0") selects the exact
  *   port below at high instead.
  *   normal/max (and high with KILN_BC6H_GPU_EXACT=1): shaders/enc_bc6h_q.comp, 8 / 8 / 16 invocations
@@ -92,6 +93,15 @@ static const uint32_t bc6h_hl_cfg[4] = {4, 4, 3, 2}; /* P, K, L, R */
  * UF16 kernel min: one kernel 30.43 / 30.50 ms, two kernels 28.86 / 28.74 (OPT 1031), same bytes) */
 #define BC6H_HL_SPLIT 1
 #define BC6H_HO_WORDS 16u
+/* kernel variants of the two kernels (helper bc6hfast, 2026-11-26; each the same bytes, see run_high): the defaults of
+ * KILN_BC6H_HIGH_TRIM (enc_bc6h_hat / _hbt), KILN_BC6H_HIGH_AUNROLL (kernel A enc_bc6h_hau) and KILN_BC6H_HIGH_AWIDE
+ * (kernel A enc_bc6h_haw at 16 lanes; used only at 8 lanes and R = 2) */
+#define BC6H_HL_TRIM 0
+#define BC6H_HL_AUNROLL 0
+/* 16 (2: 32) lanes per block in kernel A by default since the H100 run of 2026-11-26 08:05 UTC (bench_bc6h --gpu-size 4096
+ * --qualities high, one process per row, kernel min: UF16 28.83 / 28.82 -> 25.10 ms, SF16 28.66 -> 25.63 ms, the same
+ * bytes); KILN_BC6H_HIGH_AWIDE=0: the 8-lane kernel A */
+#define BC6H_HL_AWIDE 1
 /* enc_bc6h_hl.comp's default specialisation constants (run_high without knobs; the device-resident path
  * gpu_mip_encode_bc6h.inc uses the same) */
 static void bc6h_hl_default_spec(uint32_t sf, uint32_t spec[BC6H_HL_NSPEC])
@@ -156,9 +166,9 @@ static void fill_table(uint32_t *t)
     }
 }
 
-static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const char *shader, uint32_t spec,
-                              uint32_t lanes, const uint32_t *qcfg, const uint32_t *hl_spec, int split, uint32_t subgroup_size,
-                              uint8_t *dst)
+static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const char *shader, const char *shader_b, uint32_t spec,
+                              uint32_t lanes, const uint32_t *qcfg, const uint32_t *hl_spec, int split, uint32_t lanes_a,
+                              uint32_t subgroup_size, uint8_t *dst)
 {
     /* qcfg != NULL: enc_bc6h_q.comp (push: the four words below + sf, partitions, keep, ls, radius,
      * 0, lanes; binding 2: the table); hl_spec != NULL: enc_bc6h_hl.comp's specialisation constants
@@ -169,11 +179,34 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
     kiln_gpu *gpu;
     KILN_TRY(kiln__gpu_get(ctx, &gpu));
     if (!hl_spec) split = 0;
+    /* profiling aid KILN_BC6H_HIGH_PROF=SEQ (two kernels only; helper bc6hfast, 2026-11-26): the kernels dispatched
+     * in this order between the timestamps, SEQ 1-4 letters a (kernel A) and b (kernel B), a barrier between them;
+     * both kernels are idempotent (A reads the texels, writes the hand-off; B reads both, writes the blocks), so "aab"
+     * and "abb" give the default's bytes and their kernel time minus the default's is one more kernel A / B; "a"
+     * writes no blocks (the output is whatever the buffer held) */
+    const char *prof = "ab";
+    const char *penv = getenv("KILN_BC6H_HIGH_PROF");
+    if (split && penv && *penv) {
+        size_t n = strlen(penv);
+        if (n > 4 || strspn(penv, "ab") != n || penv[0] != 'a')
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_PROF=%s: 1-4 letters a / b, the first an a", penv);
+        prof = penv;
+    }
     const kiln_vk_pipeline *pipe, *pipe_b = NULL;
+    /* split with lanes_a (KILN_BC6H_HIGH_AWIDE): kernel A at lanes_a lanes per block, the same workgroup size */
+    uint32_t spec_a[BC6H_HL_NSPEC];
+    if (!split || !lanes_a) lanes_a = lanes;
+    if (hl_spec) {
+        memcpy(spec_a, hl_spec, sizeof spec_a);
+        if (lanes_a != lanes) {
+            spec_a[0] = lanes_a;
+            spec_a[4] = hl_spec[4] * lanes / lanes_a >= 2u ? hl_spec[4] * lanes / lanes_a : 2u;
+        }
+    }
     kiln_vk_pipeline_desc desc = {
-        .shader = split ? "enc_bc6h_ha" : shader,
-        .local_size = hl_spec ? hl_spec[0] * hl_spec[4] : BC6H_LOCAL_SIZE,
-        .spec = hl_spec ? hl_spec : &spec,
+        .shader = shader, /* split: kernel A's shader (enc_bc6h_ha; enc_bc6h_hat / _hau / _haw: KILN_BC6H_HIGH_TRIM / _AUNROLL / _AWIDE) */
+        .local_size = hl_spec ? spec_a[0] * spec_a[4] : BC6H_LOCAL_SIZE,
+        .spec = hl_spec ? spec_a : &spec,
         .nspec = hl_spec ? BC6H_HL_NSPEC : qcfg ? 0 : 1,
         .nbindings = split ? 4 : qcfg ? 3 : 2,
         .push_size = qcfg ? 44 : 16,
@@ -184,7 +217,7 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
         uint32_t spec_b[BC6H_HL_NSPEC];
         memcpy(spec_b, hl_spec, sizeof spec_b);
         spec_b[4] = (uint32_t)split;
-        desc.shader = "enc_bc6h_hb";
+        desc.shader = shader_b ? shader_b : "enc_bc6h_hb";
         desc.spec = spec_b;
         desc.local_size = hl_spec[0] * spec_b[4];
         KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe_b));
@@ -240,7 +273,7 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
         st = kiln_vk_buffer_flush(ctx, gpu, in.direct ? &in.dev : &in.staging);
         if (st != KILN_OK) break;
         kiln_vk_cmd cmd;
-        st = kiln_vk_cmd_begin(ctx, gpu, split ? 2 : 1, &cmd);
+        st = kiln_vk_cmd_begin(ctx, gpu, split ? (uint32_t)strlen(prof) : 1u, &cmd);
         if (st != KILN_OK) break;
         kiln_vk_cmd_upload(&cmd, &in, in_bytes);
         if (qcfg) kiln_vk_cmd_upload(&cmd, &tab, tab_bytes);
@@ -252,10 +285,19 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
                                 {.buffer = out.dev.buffer, .range = out_bytes},
                                 {.buffer = tab.dev.buffer, .range = tab_bytes},
                                 {.buffer = hand.buffer, .range = nrows * ho_row}};
-        st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, (uint64_t)bx * nrows * lanes);
-        if (st == KILN_OK && split) { /* kernel B reads kernel A's hand-off */
-            kiln_vk_cmd_barrier(&cmd);
-            st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe_b, b, push, (uint64_t)bx * nrows * lanes);
+        if (split && !strchr(prof, 'b')) { /* profiling aid without kernel B: nothing writes the blocks, so zeros, not a
+                                               * previous call's blocks, come back */
+            vkCmdFillBuffer(cmd.cb, out.dev.buffer, 0, VK_WHOLE_SIZE, 0);
+            kiln_vk_cmd_transfer_to_compute(cmd.cb);
+        }
+        if (!split)
+            st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pipe, b, push, (uint64_t)bx * nrows * lanes);
+        /* split: kernel A then (after a barrier) kernel B, which reads kernel A's hand-off; KILN_BC6H_HIGH_PROF: the
+         * sequence of kernels instead (profiling aid) */
+        for (const char *k = split ? prof : ""; st == KILN_OK && *k; k++) {
+            if (k != prof) kiln_vk_cmd_barrier(&cmd);
+            st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, *k == 'a' ? pipe : pipe_b, b, push,
+                                             (uint64_t)bx * nrows * (*k == 'a' ? lanes_a : lanes));
         }
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, &out, out_bytes);
@@ -347,7 +389,7 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
         cfg[2] = l;
         cfg[3] = r;
     }
-    if (first) return run_shader(ctx, img, "enc_bc6h_h4", sf, BC6H_HIGH4_LANES, cfg, NULL, 0, subgroup_size, dst);
+    if (first) return run_shader(ctx, img, "enc_bc6h_h4", NULL, sf, BC6H_HIGH4_LANES, cfg, NULL, 0, 0, subgroup_size, dst);
     if (multi) {
         /* KILN_BC6H_HIGH_BPW: blocks per workgroup (2..32, a power of two; 32 <= BPW x lanes <= 512; its
          * shared memory within the device's limit); KILN_BC6H_HIGH_STOP=N (1..5): profiling aid, the
@@ -384,14 +426,15 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
          * (LEAN3); bit 6 the line's fit from phase 1's moments, its projections over the lanes (LINE); bit 7
          * two cheap scores per pass over the texels (PAIR3); bit 8 rank counts reading each entry once (RANKV);
          * bit 9 two partitions' moments per pass over the texels (PAIR1); bit 10 the exact index choice's normal
-         * equations summed in a second loop over the texels (NE2: fewer live values in the refinement) */
+         * equations summed in a second loop over the texels (NE2: fewer live values in the refinement); bit 11 the exact
+         * index choice's texel loop (and the refinement's first normal equations) rolled (AROLL; helper bc6hfast) */
         uint32_t opt = BC6H_HL_OPT;
         const char *oenv = getenv("KILN_BC6H_HIGH_OPT");
         if (oenv && *oenv) {
             char *end = NULL;
             unsigned long v = strtoul(oenv, &end, 0);
-            if (!end || *end || v > 2047)
-                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT=%s: use a bit mask 0..2047", oenv);
+            if (!end || *end || v > 4095)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT=%s: use a bit mask 0..4095", oenv);
             opt = (uint32_t)v;
         }
         /* the shader's shared memory (enc_bc6h_hl.comp's declarations) */
@@ -416,8 +459,11 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
                 return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_SPLIT=%s: use 0 (one kernel) or 1 (two kernels)", xenv);
             split = xenv[0] == '1';
         }
-        if (split && stop)
-            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_STOP=%u: not with KILN_BC6H_HIGH_SPLIT=1", stop);
+        /* (with KILN_BC6H_HIGH_PROF=a, kernel A alone, STOP 1..4 stops kernel A after that phase: its phase profile) */
+        const char *penv_a = getenv("KILN_BC6H_HIGH_PROF");
+        if (split && stop && !(stop <= 4u && penv_a && strcmp(penv_a, "a") == 0))
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                              "KILN_BC6H_HIGH_STOP=%u: not with KILN_BC6H_HIGH_SPLIT=1 (but 1..4 with KILN_BC6H_HIGH_PROF=a)", stop);
         /* KILN_BC6H_HIGH_BPW_B: kernel B's blocks per workgroup (default: kernel A's, BPW; the same bounds) */
         uint32_t bpw_b = bpw;
         const char *bbenv = getenv("KILN_BC6H_HIGH_BPW_B");
@@ -431,9 +477,47 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
                                   gpu->props.limits.maxComputeSharedMemorySize);
             bpw_b = (uint32_t)v;
         }
-        return run_shader(ctx, img, bc6h_hl_shader(opt), sf, lanes, cfg, hl_spec, split ? (int)bpw_b : 0, subgroup_size, dst);
+        /* KILN_BC6H_HIGH_TRIM=1 (two kernels; helper bc6hfast, 2026-11-26): enc_bc6h_hat.comp + enc_bc6h_hbt.comp, each
+         * without the shared arrays only the other kernel uses (less shared memory per workgroup; the same code) */
+        int trim = BC6H_HL_TRIM;
+        const char *trenv = getenv("KILN_BC6H_HIGH_TRIM");
+        if (trenv && *trenv) {
+            if (strcmp(trenv, "0") != 0 && strcmp(trenv, "1") != 0)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_TRIM=%s: use 0 or 1", trenv);
+            trim = trenv[0] == '1';
+        }
+        /* KILN_BC6H_HIGH_AUNROLL=1 (two kernels; helper bc6hfast): kernel A is enc_bc6h_hau.comp, enc_bc6h_hat.comp with
+         * its 16-texel loops unrolled (as enc_bc6h_hl.comp's; the same arithmetic per texel in the same order) */
+        int aunroll = BC6H_HL_AUNROLL;
+        const char *auenv = getenv("KILN_BC6H_HIGH_AUNROLL");
+        if (auenv && *auenv) {
+            if (strcmp(auenv, "0") != 0 && strcmp(auenv, "1") != 0)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_AUNROLL=%s: use 0 or 1", auenv);
+            aunroll = auenv[0] == '1';
+        }
+        /* KILN_BC6H_HIGH_AWIDE=1 (the default, BC6H_HL_AWIDE; two kernels at 8 lanes and R = 2, the defaults; helper
+         * bc6hfast): kernel A is enc_bc6h_haw.comp at 16 lanes per block (4 blocks per workgroup), its exact measure in
+         * groups of 4 lanes as the 8-lane kernel's (the same partial sums; 4 jobs at once instead of 2); =2: at 32 lanes
+         * (2 blocks per workgroup, all 5 jobs at once); =0: enc_bc6h_ha.comp at 8 lanes */
+        int awide = split && lanes == 8u && cfg[3] == 2u && !aunroll ? BC6H_HL_AWIDE : 0; /* the default where it applies */
+        const char *awenv = getenv("KILN_BC6H_HIGH_AWIDE");
+        if (awenv && *awenv) {
+            if (strcmp(awenv, "0") != 0 && strcmp(awenv, "1") != 0 && strcmp(awenv, "2") != 0)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_AWIDE=%s: use 0, 1 (16 lanes) or 2 (32 lanes)", awenv);
+            awide = awenv[0] - '0';
+        }
+        if (awide && (!split || lanes != 8u || cfg[3] != 2u || aunroll))
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                              "KILN_BC6H_HIGH_AWIDE=1: only with two kernels, 8 lanes, R = 2 and without KILN_BC6H_HIGH_AUNROLL");
+        const char *shader = !split ? bc6h_hl_shader(opt)
+                             : awide ? "enc_bc6h_haw"
+                             : aunroll ? "enc_bc6h_hau"
+                             : trim ? "enc_bc6h_hat"
+                                    : "enc_bc6h_ha";
+        return run_shader(ctx, img, shader, trim ? "enc_bc6h_hbt" : "enc_bc6h_hb", sf, lanes, cfg, hl_spec, split ? (int)bpw_b : 0,
+                          awide ? 8u << awide : 0u, subgroup_size, dst);
     }
-    return run_shader(ctx, img, "enc_bc6h_h", sf, 1u, cfg, NULL, 0, subgroup_size, dst);
+    return run_shader(ctx, img, "enc_bc6h_h", NULL, sf, 1u, cfg, NULL, 0, 0, subgroup_size, dst);
 }
 
 kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
@@ -460,7 +544,7 @@ kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, cons
                           img->width, img->height, need, dst ? dst_size : (size_t)0);
     const uint32_t sf = params->format == KILN_FORMAT_BC6H_SFLOAT ? 1u : 0u;
     if (kiln_design && params->quality == KILN_QUALITY_FAST)
-        return run_shader(ctx, img, "enc_bc6h", sf, BC6H_KILN_LANES, NULL, NULL, 0, subgroup_size, dst);
+        return run_shader(ctx, img, "enc_bc6h", NULL, sf, BC6H_KILN_LANES, NULL, NULL, 0, 0, subgroup_size, dst);
     if (kiln_design && params->quality == KILN_QUALITY_HIGH) {
         /* GPU-native high unless KILN_BC6H_GPU_EXACT is set (not "0"): then the CPU-exact port */
         const char *ex = getenv("KILN_BC6H_GPU_EXACT");
@@ -485,9 +569,9 @@ kiln_status kiln__gpu_encode_bc6h(kiln_context *ctx, const kiln_image *img, cons
                                   "KILN_BC6H_GPU_LANES=%s: use 8, 16 or 32 (at least 16 at quality max)", env);
             lanes = (uint32_t)v;
         }
-        return run_shader(ctx, img, "enc_bc6h_q", sf, lanes, bc6h_qcfg[params->quality], NULL, 0, subgroup_size, dst);
+        return run_shader(ctx, img, "enc_bc6h_q", NULL, sf, lanes, bc6h_qcfg[params->quality], NULL, 0, 0, subgroup_size, dst);
     }
-    return run_shader(ctx, img, "enc_bc6h_seed", params->quality == KILN_QUALITY_FAST ? 0u : 1u, 1u, NULL, NULL, 0, subgroup_size, dst);
+    return run_shader(ctx, img, "enc_bc6h_seed", NULL, params->quality == KILN_QUALITY_FAST ? 0u : 1u, 1u, NULL, NULL, 0, 0, subgroup_size, dst);
 }
 
 /* float texels already on the device: the mip chain + encode path (owner mipdev, src/gpu/gpu_mip_encode.c) */

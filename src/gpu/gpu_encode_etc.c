@@ -6,7 +6,9 @@
  *             pruning (two conditions; KILN_GPU_EAC_PRUNE=1 the CPU's five, 2 / 3 the same plus a
  *             spacing bound: a specialisation constant that bench/ compares); the few jobs whose CPU
  *             range estimate sits exactly on a double rounding boundary are flagged by the shader and
- *             re-encoded here on the CPU (see enc_etc_eac.glsl and enc_eac.comp).
+ *             re-encoded here on the CPU (see enc_etc_eac.glsl and enc_eac.comp). KILN_GPU_EAC_MAX=N above
+             FAST: shaders/enc_eac_max.comp (same bytes; the search shared evenly by the workgroup's
+             lanes; slower on the H100, see eac_kiln_shader).
  *   1 (seed)  shaders/enc_eac_seed.comp: betsy's design, 256 invocations per block (one per base),
  *             every table x multiplier, tree reduction: an exact optimum (same error as kiln's design
  *             at high/max, ties may differ). Shared-memory preload of the targets or direct reads:
@@ -240,6 +242,28 @@ static kiln_status check_int64(kiln_context *ctx, kiln_gpu *gpu)
     return KILN_OK;
 }
 
+/* kiln's EAC design (strategy 0): the shader and its specialisation constant 3 for a quality. Default:
+ * enc_eac.comp (KILN_GPU_EAC_MAX unset or "old"). KILN_GPU_EAC_MAX=N (0..63), above FAST:
+ * shaders/enc_eac_max.comp (helper eacmax: the exact search spread evenly over the workgroup's lanes, same
+ * bytes, same bindings, push constants and dispatch as enc_eac.comp; 2.4x slower on the H100, so opt-in)
+ * with MODE N (bit 0: five conditions, bit 1: three seeds per (t, m), bit 2:
+ * eight conditions, bit 3: every (t, m) on its own lane, for tests, bit 4: a list of 512 intervals per job,
+ * bit 5: the job's bound read once per interval);
+ * enc_eac.comp's PRUNE: KILN_GPU_EAC_PRUNE=0..3 (bit 0 the CPU's five conditions, bit 1 the spacing bound). */
+static const char *eac_kiln_shader(int quality, uint32_t *spec3)
+{
+    const char *pr = getenv("KILN_GPU_EAC_PRUNE");
+    const uint32_t prune = pr && pr[0] >= '0' && pr[0] <= '3' ? (uint32_t)(pr[0] - '0') : 0u;
+    const char *mx = getenv("KILN_GPU_EAC_MAX");
+    /* enc_eac_max.comp only on request: on the H100 (2026-11-26 08:40 UTC) it ran 2.4x slower than enc_eac.comp */
+    if (quality < KILN_QUALITY_NORMAL || !mx || !(mx[0] >= '0' && mx[0] <= '9')) {
+        *spec3 = prune;
+        return "enc_eac";
+    }
+    *spec3 = (uint32_t)atoi(mx) & 63u;
+    return "enc_eac_max";
+}
+
 /* Encodes nch EAC channels per block into dst: the 8 bytes of channel c of block i at byte
  * (i * out_stride + out_off + 2 c) * 4. */
 static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params, int kind,
@@ -254,10 +278,9 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
     int preload = 1;
     const char *pe = getenv("KILN_GPU_ETC_PRELOAD");
     if (pe && pe[0] == '0') preload = 0;
-    /* PRUNE: bit 0 the CPU's five conditions, bit 1 the spacing bound (enc_eac.comp); default 0,
-     * KILN_GPU_EAC_PRUNE=0..3 picks another (2 and 3: with the spacing bound, still being measured) */
-    const char *pr = getenv("KILN_GPU_EAC_PRUNE");
-    const uint32_t prune = pr && pr[0] >= '0' && pr[0] <= '3' ? (uint32_t)(pr[0] - '0') : 0u;
+    /* kiln's design: enc_eac.comp (FAST) or enc_eac_max.comp, see eac_kiln_shader */
+    uint32_t kspec = 0;
+    const char *kshader = eac_kiln_shader(params->quality, &kspec);
 
     const uint32_t w = img->width, h = img->height, bx = (w + 3) / 4, by = (h + 3) / 4;
     const uint64_t nblocks = (uint64_t)bx * by, njobs = nblocks * (uint64_t)nch;
@@ -273,10 +296,10 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
     if (seed && (gpu->props.limits.maxComputeWorkGroupInvocations < 256 || gpu->props.limits.maxComputeWorkGroupSize[0] < 256))
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "the seed EAC design needs workgroups of 256; %s allows %u",
                           gpu->props.deviceName, gpu->props.limits.maxComputeWorkGroupInvocations);
-    const uint32_t spec[3] = {(uint32_t)kind, (uint32_t)inmode, seed ? (uint32_t)preload : prune};
+    const uint32_t spec[3] = {(uint32_t)kind, (uint32_t)inmode, seed ? (uint32_t)preload : kspec};
     const kiln_vk_pipeline *pipe;
     kiln_vk_pipeline_desc desc = {
-        .shader = seed ? "enc_eac_seed" : "enc_eac",
+        .shader = seed ? "enc_eac_seed" : kshader,
         .local_size = seed ? 256 : 64,
         .spec = spec,
         .nspec = 3,
@@ -679,7 +702,9 @@ static kiln_status etc2_colour_pass(kiln_context *ctx, const kiln_image *img, co
         kiln_vk_cmd_timestamp(&cmd, 0);
         /* enc_etc1_q: 8 invocations per block; enc_etc2_planar: 4 */
         st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pe, b, push, (nblocks + 7u) / 8u * 64u);
-        if (st == KILN_OK) {
+        /* KILN_GPU_ETC2_BENCH_NO_PLANAR=1 (bench/ only, wrong bytes): the ETC1 modes' kernel time without planar */
+        const char *np = getenv("KILN_GPU_ETC2_BENCH_NO_PLANAR");
+        if (st == KILN_OK && !(np && np[0] == '1')) {
             kiln_vk_cmd_barrier(&cmd);
             st = kiln_vk_cmd_dispatch_linear(ctx, &cmd, pp, b, push_p, (nblocks + 15u) / 16u * 64u);
         }

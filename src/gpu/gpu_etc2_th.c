@@ -90,6 +90,12 @@ _Static_assert(sizeof(th_push) == sizeof(((kiln__gpu_etc2_th_plan *)0)->push), "
 #define TH_WG_DEFAULT 64u
 #define TH_WG_MAX_DEFAULT 128u /* at max, with FASTPIX */
 #define TH_SMEM_DEFAULT 0u
+/* Exact work reductions (helper etc2fast, issue 4; the shader's header says why each gives the same bytes):
+ * KILN_GPU_ETC2_TH_DEDUP=0|1 (the gate marks partitions whose quantised centres repeat an earlier one's as duplicates;
+ * needs the gate's partitions, PREP = 1), KILN_GPU_ETC2_TH_RECENT=0|1 (a recentring round that gives the local best's
+ * colours again stops the recentring instead of re-evaluating them). */
+#define TH_DEDUP_DEFAULT 1u /* at max (below: 0) */
+#define TH_RECENT_DEFAULT 1u /* at max (below: 0) */
 
 /* an environment knob: unset or empty -> def; else one of the `n` allowed values (kiln status on anything else) */
 static kiln_status env_choice(kiln_context *ctx, const char *name, const uint32_t *allowed, size_t n, uint32_t def, uint32_t *out)
@@ -184,6 +190,12 @@ kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_par
     KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_WG", wgs, 4,
                         params->quality >= KILN_QUALITY_MAX && fastpix ? TH_WG_MAX_DEFAULT : TH_WG_DEFAULT, &wg));
     KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_SMEM", bits, 2, TH_SMEM_DEFAULT, &smem));
+    uint32_t dedup, recent;
+    /* on at max only: at high the whole ETC2 RGB encoder ran 46.2 ms with them vs 42.0 without (H100, 2026-11-26
+     * 08:42 UTC, 4096^2), at max 86.9 vs 107.0 */
+    const int th_max = params->quality >= KILN_QUALITY_MAX;
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_DEDUP", bits, 2, th_max ? TH_DEDUP_DEFAULT : 0u, &dedup));
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_RECENT", bits, 2, th_max ? TH_RECENT_DEFAULT : 0u, &recent));
     if (lanes != 1 || smem) wg = TH_LANES_WG; /* the lanes search and SMEM size their shared memory by TH_LANES_WG */
     if (lanes != 1 || !prep) flat = 0; /* the flat search is the one-lane search over the gate's partitions */
     out->lanes = lanes;
@@ -197,8 +209,10 @@ kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_par
     const int lanes_shader = lanes > 1 || prep;
     for (uint32_t ph = 0; ph < 3; ph++) {
         /* the gate: one pipeline whatever the lanes and search variants */
+        /* constant 7: CACHE | SMEM << 1 | DEDUP << 2 (gate and search) | RECENT << 3 (search) */
+        const uint32_t bits7 = (ph == 1 ? (cache | smem << 1 | recent << 3) : 0u) | (ph < 2 ? dedup << 2 : 0u);
         const uint32_t spec[8] = {ph, ph == 1 ? lanes : 1u, prep, ph == 1 ? flat : 0u, ph == 1 ? fastpix : 0u,
-                                  ph == 1 ? check : 1u, ph == 1 ? (cache | smem << 1) : 0u, packed};
+                                  ph == 1 ? check : 1u, bits7, packed};
         const int many = lanes_shader && (ph == 1 || (ph == 0 && prep));
         kiln_vk_pipeline_desc desc = {
             .shader = many ? "enc_etc2_th_lanes" : shader,

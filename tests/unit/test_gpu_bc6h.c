@@ -720,8 +720,8 @@ static void high_opt_variants(void **state)
                 }
             }
             unsetenv("KILN_BC6H_HIGH_LANES");
-            if (k == 0 && !sf) { /* bits above 10: refused */
-                setenv("KILN_BC6H_HIGH_OPT", "2048", 1);
+            if (k == 0 && !sf) { /* bits above 11: refused */
+                setenv("KILN_BC6H_HIGH_OPT", "4096", 1);
                 assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size), KILN_ERR_INVALID_ARGUMENT);
                 unsetenv("KILN_BC6H_HIGH_OPT");
             }
@@ -857,6 +857,126 @@ static void high_split(void **state)
         setenv("KILN_BC6H_HIGH_STOP", "3", 1);
         assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk), KILN_ERR_INVALID_ARGUMENT);
         unsetenv("KILN_BC6H_HIGH_STOP");
+        kiln_image_free(&img);
+    }
+    unsetenv("KILN_BC6H_HIGH_SPLIT");
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* helper bc6hfast (2026-11-26): OPT bit 11 (AROLL: the exact index choice's texel loop rolled) gives the default's
+ * bytes, in two kernels (against the two-kernel default) and in one (against the one-kernel default), and so do the
+ * trimmed kernels (KILN_BC6H_HIGH_TRIM=1; also with OPT 3143 = LINE + NE2 + AROLL) and kernel A with its texel loops
+ * unrolled (KILN_BC6H_HIGH_AUNROLL=1) or at 16 lanes per block (KILN_BC6H_HIGH_AWIDE=1, the default since 2026-11-26; also
+ * trimmed with OPT 3143), at 32 (=2) and at 8 (=0, the former default); a group
+ * past R handing over its records would overwrite the next block's); the profiling
+ * aid KILN_BC6H_HIGH_PROF: "abb" and "aab" (a kernel run twice) give the default's bytes, "a" (kernel A alone) writes
+ * no block, so its output is not the default's (a sequence without kernel B is really dispatched without it); bad
+ * sequences are KILN_ERR_INVALID_ARGUMENT. Crops of an HDR image and the synthetic image, UF16 and SF16 (negated
+ * texels). */
+static void high_prof_aroll(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    static const crop_spec crops[] = {
+        {"hdr/blender_sunset_1024x512.exr", 600, 300, 29, 19},
+        {NULL, 0, 0, 23, 13}, /* synthetic */
+    };
+    unsetenv("KILN_BC6H_GPU_EXACT");
+    unsetenv("KILN_BC6H_HIGH_OPT");
+    unsetenv("KILN_BC6H_HIGH_DESIGN");
+    unsetenv("KILN_BC6H_HIGH_LANES");
+    unsetenv("KILN_BC6H_HIGH_CFG");
+    unsetenv("KILN_BC6H_HIGH_PROF");
+    for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++)
+        for (int sf = 0; sf < 2; sf++) {
+            kiln_image img = crops[k].file ? load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h)
+                                           : synthetic(fx->cpu, crops[k].w, crops[k].h);
+            const kiln_format fmt = sf ? KILN_FORMAT_BC6H_SFLOAT : KILN_FORMAT_BC6H_UFLOAT;
+            if (sf && crops[k].file)
+                for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
+                    ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
+                    ((float *)img.pixels)[i * 4 + 2] = -((float *)img.pixels)[i * 4 + 2] * 0.25f;
+                }
+            const size_t size = kiln_format_image_size(fmt, img.width, img.height);
+            uint8_t *ref = malloc(size), *ref1 = malloc(size), *g = malloc(size);
+            assert_true(ref && ref1 && g);
+            kiln_encode_params p;
+            kiln_encode_params_init(&p, fmt, KILN_QUALITY_HIGH);
+            p.gpu_strategy = 0;
+            const char *name = crops[k].file ? crops[k].file : "synthetic", *fname = sf ? "SF16" : "UF16";
+            setenv("KILN_BC6H_HIGH_SPLIT", "1", 1);
+            memset(ref, 0x5A, size);
+            if (kiln__gpu_encode(fx->gpu, &img, &p, 0, ref, size) != KILN_OK) fail_msg("two kernels: %s", kiln_last_error(fx->gpu));
+            setenv("KILN_BC6H_HIGH_SPLIT", "0", 1);
+            memset(ref1, 0x5B, size);
+            if (kiln__gpu_encode(fx->gpu, &img, &p, 0, ref1, size) != KILN_OK) fail_msg("one kernel: %s", kiln_last_error(fx->gpu));
+            if (memcmp(ref, ref1, size) != 0) fail_msg("%s %s: two kernels differ from one", name, fname);
+            /* settings: split, OPT, PROF; 1: must equal the default */
+            static const struct { const char *split, *opt, *prof, *trim, *aunroll, *awide; int same; } set[] = {
+                {"1", "2055", NULL, NULL, NULL, NULL, 1}, {"0", "2055", NULL, NULL, NULL, NULL, 1},
+                {"1", NULL, "abb", NULL, NULL, NULL, 1}, {"1", NULL, "aab", NULL, NULL, NULL, 1},
+                {"1", NULL, NULL, "1", NULL, NULL, 1}, {"1", "3143", NULL, "1", NULL, NULL, 1},
+                {"1", NULL, NULL, NULL, "1", NULL, 1}, {"1", NULL, NULL, NULL, NULL, "1", 1},
+                {"1", "3143", NULL, "1", NULL, "1", 1}, {"1", NULL, NULL, NULL, NULL, "0", 1}, {"1", NULL, NULL, NULL, NULL, "2", 1},
+                {"1", NULL, "a", NULL, NULL, NULL, 0},
+            };
+            for (size_t si = 0; si < sizeof set / sizeof set[0]; si++) {
+                if (!set[si].same && (k || sf)) continue; /* kernel A alone: once */
+                setenv("KILN_BC6H_HIGH_SPLIT", set[si].split, 1);
+                if (set[si].opt) setenv("KILN_BC6H_HIGH_OPT", set[si].opt, 1);
+                if (set[si].prof) setenv("KILN_BC6H_HIGH_PROF", set[si].prof, 1);
+                if (set[si].trim) setenv("KILN_BC6H_HIGH_TRIM", set[si].trim, 1);
+                if (set[si].aunroll) setenv("KILN_BC6H_HIGH_AUNROLL", set[si].aunroll, 1);
+                if (set[si].awide) setenv("KILN_BC6H_HIGH_AWIDE", set[si].awide, 1);
+                memset(g, 0xA5, size);
+                kiln_status st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size);
+                unsetenv("KILN_BC6H_HIGH_OPT");
+                unsetenv("KILN_BC6H_HIGH_PROF");
+                unsetenv("KILN_BC6H_HIGH_TRIM");
+                unsetenv("KILN_BC6H_HIGH_AUNROLL");
+                unsetenv("KILN_BC6H_HIGH_AWIDE");
+                if (st != KILN_OK) fail_msg("setting %zu: %s", si, kiln_last_error(fx->gpu));
+                size_t diff = 0;
+                for (size_t i = 0; i < size; i += 16) diff += memcmp(g + i, ref + i, 16) != 0;
+                if (set[si].same && diff)
+                    fail_msg("%s %s: split %s, OPT %s, PROF %s, TRIM %s: %zu of %zu blocks differ from the default", name, fname,
+                             set[si].split, set[si].opt ? set[si].opt : "-", set[si].prof ? set[si].prof : "-",
+                             set[si].trim ? set[si].trim : "-", diff, size / 16);
+                if (!set[si].same && diff == 0) fail_msg("%s %s: PROF %s gave the default's blocks", name, fname, set[si].prof);
+            }
+            free(ref);
+            free(ref1);
+            free(g);
+            kiln_image_free(&img);
+        }
+    {
+        kiln_image img = synthetic(fx->cpu, 8, 8);
+        uint8_t blk[64];
+        kiln_encode_params p;
+        kiln_encode_params_init(&p, KILN_FORMAT_BC6H_UFLOAT, KILN_QUALITY_HIGH);
+        p.gpu_strategy = 0;
+        setenv("KILN_BC6H_HIGH_SPLIT", "1", 1);
+        static const char *bad[] = {"ba", "abbbb", "x", "ac"};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            setenv("KILN_BC6H_HIGH_PROF", bad[i], 1);
+            if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT)
+                fail_msg("KILN_BC6H_HIGH_PROF=%s: not refused", bad[i]);
+        }
+        unsetenv("KILN_BC6H_HIGH_PROF");
+        setenv("KILN_BC6H_HIGH_TRIM", "2", 1);
+        if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT) fail_msg("KILN_BC6H_HIGH_TRIM=2: not refused");
+        unsetenv("KILN_BC6H_HIGH_TRIM");
+        setenv("KILN_BC6H_HIGH_AUNROLL", "yes", 1);
+        if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT) fail_msg("KILN_BC6H_HIGH_AUNROLL=yes: not refused");
+        unsetenv("KILN_BC6H_HIGH_AUNROLL");
+        setenv("KILN_BC6H_HIGH_AWIDE", "1", 1); /* only at 8 lanes */
+        setenv("KILN_BC6H_HIGH_LANES", "16", 1);
+        setenv("KILN_BC6H_HIGH_DESIGN", "lanes", 1);
+        if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT)
+            fail_msg("KILN_BC6H_HIGH_AWIDE=1 at 16 lanes: not refused");
+        unsetenv("KILN_BC6H_HIGH_LANES");
+        unsetenv("KILN_BC6H_HIGH_DESIGN");
+        unsetenv("KILN_BC6H_HIGH_AWIDE");
         kiln_image_free(&img);
     }
     unsetenv("KILN_BC6H_HIGH_SPLIT");
@@ -1007,6 +1127,7 @@ int main(void)
         cmocka_unit_test(kiln_high_lanes),
         cmocka_unit_test(high_opt_variants),
         cmocka_unit_test(high_split),
+        cmocka_unit_test(high_prof_aroll),
         cmocka_unit_test(subgroup_sizes_and_batches),
         cmocka_unit_test(unsupported_and_fallback),
     };

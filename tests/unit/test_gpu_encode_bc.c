@@ -164,11 +164,12 @@ static void bc4_bc5_identical(void **state)
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
-/* Issue #4: BC4-style max quality (enc_bc4_max.comp's quadtree search, and the first design with
- * KILN_GPU_BC4_MAX=v1) gives the CPU's bytes on adversarial blocks - flat, two values, only the range
- * extremes, noise, three clusters, SNORM values around zero (where the truncating ramps bunch up),
- * gradients, one outlier - in every channel, on 64x64 crops of the grey and normal-map test images, and
- * (quadtree) from a float source with SNORM values beyond -1 / 1. */
+/* Issue #4: BC4-style max quality (enc_bc4_max.comp's quadtree search, enc_bc4_max_pool.comp's shared
+ * pool of cells, also with a tiny stack, and the first design with KILN_GPU_BC4_MAX=v1) gives the CPU's
+ * bytes on adversarial blocks - flat, two values, only the range extremes, noise, three clusters, SNORM
+ * values around zero (where the truncating ramps bunch up), gradients, one outlier - in every channel, on
+ * 64x64 crops of the grey and normal-map test images, and (the default design) from a float source with
+ * SNORM values beyond -1 / 1. */
 static void adversarial_image(kt_rng *rng, uint32_t w, uint32_t h, kiln_image *out)
 {
     assert_int_equal(kiln_image_alloc(NULL, out, w, h, KILN_PIXEL_U8), KILN_OK);
@@ -209,6 +210,11 @@ static void bc4_max_adversarial_identical(void **state)
 {
     fixture *fx = *state;
     if (!fx->gpu) skip();
+    /* a GPU context of its own: its ~20 pipelines (four designs x five variants) would otherwise count
+     * against the 256 of the context the later tests share */
+    kiln_context *shared_gpu = fx->gpu, *own_gpu = NULL, *own_cpu = NULL;
+    if (kt_gpu_contexts(&own_gpu, &own_cpu, 1) != 0 || !own_gpu) fail_msg("cannot make a second GPU context");
+    fx->gpu = own_gpu;
     kiln_image img[3];
     const char *name[3] = {"adversarial 44x40", "grey/stk_generic_rock_a_gloss_R_512_grey.png 64x64",
                            "normal/stk_solarPanel_a_Normal_1024.png 64x64"};
@@ -230,17 +236,25 @@ static void bc4_max_adversarial_identical(void **state)
     }
     static const kiln_format fmts[] = {KILN_FORMAT_BC4_UNORM, KILN_FORMAT_BC4_SNORM, KILN_FORMAT_BC5_UNORM,
                                        KILN_FORMAT_BC5_SNORM, KILN_FORMAT_BC3_UNORM};
-    for (int design = 0; design < 2; design++) {
-        if (design == 1) setenv("KILN_GPU_BC4_MAX", "v1", 1);
+    /* the designs (KILN_GPU_BC4_MAX); the pool's overflow path (a stack of 8 entries: most cells then
+     * go to the invocation's own depth-first walk) and v1 on the adversarial blocks only (lavapipe time) */
+    static const struct { const char *design, *cap; int all; } designs[] = {
+        {"quadtree", NULL, 1}, {"v1", NULL, 0}, {"pool", NULL, 1}, {"pool", "8", 0}};
+    for (size_t dz = 0; dz < sizeof designs / sizeof designs[0]; dz++) {
+        setenv("KILN_GPU_BC4_MAX", designs[dz].design, 1);
+        if (designs[dz].cap) setenv("KILN_GPU_BC4_POOL_CAP", designs[dz].cap, 1);
         for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
             for (int i = 0; i < nimg; i++) {
-                if (design == 1 && i > 0) continue; /* the first design: adversarial blocks only (lavapipe time) */
+                if (!designs[dz].all && i > 0) continue;
                 kiln_encode_params ep;
                 kiln_encode_params_init(&ep, fmts[k], KILN_QUALITY_MAX);
                 kiln_status st = compare(fx, &img[i], name[i], &ep, 0);
-                if (st != KILN_OK) fail_msg("%s %s: %s", design ? "v1" : "quadtree", name[i], kiln_last_error(fx->gpu));
+                if (st != KILN_OK)
+                    fail_msg("%s%s %s: %s", designs[dz].design, designs[dz].cap ? " (small stack)" : "", name[i],
+                             kiln_last_error(fx->gpu));
             }
         unsetenv("KILN_GPU_BC4_MAX");
+        unsetenv("KILN_GPU_BC4_POOL_CAP");
     }
     /* float source (the host prepares the channel bytes): SNORM from -1.5 .. 2 (clamped), exact -1 / 1 */
     kiln_image f32;
@@ -260,6 +274,9 @@ static void bc4_max_adversarial_identical(void **state)
     kiln_image_free(&f32);
     for (int i = 0; i < nimg; i++) kiln_image_free(&img[i]);
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+    fx->gpu = shared_gpu;
+    kiln_context_free(own_gpu);
+    kiln_context_free(own_cpu);
 }
 
 static void bc1_bc3_fast_normal_identical(void **state)
@@ -673,6 +690,140 @@ static void bc1_cf3_variants_identical(void **state)
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
+/* Helper bc1fast (2026-11-26). (1) Blocks on which two search entries of one four-entry group of
+ * enc_bc1_cf3.comp's four-per-iteration loop (CF_OPT bit 14), kept entries 4m + 2 and 4m + 3, tie exactly
+ * for the best (high) or the second best (max) four-colour partition with different endpoints (found by
+ * replaying bc1_enc.c's search arithmetic over 3 million random 2-4 colour blocks: 6 hits), so keeping
+ * e + 3 before e + 2 changes the bytes (the gap named by helper bc1split). (2) Design 3's CF_OPT bits 16-22
+ * (float conversions by a magic add, refine texels in shared memory, the spread from the diagonal, no local
+ * arrays in the scoring / steps, float products in the refinement and in the setup, magic rounding in the
+ * steps) and bit 23 (16-byte prefix-sum words) alone and together on top of the BC1 default 24481, one pass
+ * and split, give the CPU's bytes on the tie blocks, real crops, adversarial, near-flat and 16-bit sources;
+ * bit 15 and bits above 23 are refused. */
+static const uint8_t k_tie_blocks[6][16][3] = {
+    {{201, 56, 24}, {201, 56, 24}, {231, 94, 1}, {74, 110, 173}, {231, 94, 1}, {231, 94, 1}, {231, 94, 1}, {231, 94, 1},
+     {201, 56, 24}, {231, 94, 1}, {231, 94, 1}, {201, 56, 24}, {201, 56, 24}, {201, 56, 24}, {231, 94, 1}, {231, 94, 1}},
+    {{49, 156, 223}, {198, 10, 41}, {253, 49, 102}, {198, 10, 41}, {198, 10, 41}, {49, 156, 223}, {253, 49, 102}, {198, 10, 41},
+     {176, 63, 65}, {198, 10, 41}, {198, 10, 41}, {253, 49, 102}, {253, 49, 102}, {176, 63, 65}, {253, 49, 102}, {253, 49, 102}},
+    {{11, 5, 87}, {219, 88, 234}, {11, 5, 87}, {240, 59, 138}, {219, 88, 234}, {11, 5, 87}, {11, 5, 87}, {219, 88, 234},
+     {240, 59, 138}, {219, 88, 234}, {11, 5, 87}, {219, 88, 234}, {11, 5, 87}, {11, 5, 87}, {219, 88, 234}, {11, 5, 87}},
+    {{43, 237, 62}, {43, 237, 62}, {43, 237, 62}, {43, 237, 62}, {43, 237, 62}, {43, 237, 62}, {43, 237, 62}, {43, 237, 62},
+     {142, 245, 116}, {43, 237, 62}, {43, 237, 62}, {43, 237, 62}, {43, 237, 62}, {43, 237, 62}, {43, 237, 62}, {43, 237, 62}},
+    {{68, 160, 196}, {68, 160, 196}, {68, 160, 196}, {68, 160, 196}, {68, 160, 196}, {68, 160, 196}, {68, 160, 196}, {68, 160, 196},
+     {167, 73, 180}, {68, 160, 196}, {68, 160, 196}, {68, 160, 196}, {68, 160, 196}, {68, 160, 196}, {68, 160, 196}, {68, 160, 196}},
+    {{137, 12, 200}, {206, 53, 39}, {213, 32, 240}, {206, 53, 39}, {213, 32, 240}, {137, 12, 200}, {213, 32, 240}, {213, 32, 240},
+     {194, 211, 209}, {213, 32, 240}, {137, 12, 200}, {206, 53, 39}, {206, 53, 39}, {206, 53, 39}, {206, 53, 39}, {206, 53, 39}},
+};
+
+static void bc1_cf3_tie_order_fast_bits(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kiln_image img[6];
+    const char *name[6];
+    int n = 0;
+    /* the tie blocks, each also with its texels in reversed order (the same sorted colours) */
+    assert_int_equal(kiln_image_alloc(NULL, &img[n], 4 * 12, 4, KILN_PIXEL_U8), KILN_OK);
+    img[n].channels = 4;
+    for (uint32_t b = 0; b < 12; b++)
+        for (uint32_t t = 0; t < 16; t++) {
+            uint8_t *px = (uint8_t *)img[n].pixels + ((size_t)(t / 4) * 48 + b * 4 + t % 4) * 4;
+            const uint8_t *c = k_tie_blocks[b % 6][b < 6 ? t : 15 - t];
+            px[0] = c[0], px[1] = c[1], px[2] = c[2], px[3] = 255;
+        }
+    name[n++] = "tie order 48x4";
+    const int ntie = n;
+    static const struct { const char *path; uint32_t x, y, w, h; } crops[] = {
+        {"ldr/stktex_generic_WoodB_1024.png", 301, 517, 83, 45},
+        {"ldr/stk_generic_grassB_1024.png", 611, 250, 58, 41},
+    };
+    for (size_t i = 0; i < sizeof crops / sizeof crops[0]; i++) {
+        kiln_image src;
+        if (kiln_image_load(fx->cpu, kt_testdata(crops[i].path), &src) != KILN_OK) {
+            print_message("note: cannot load %s: %s\n", crops[i].path, kiln_last_error(fx->cpu));
+            continue;
+        }
+        crop(&src, crops[i].x, crops[i].y, crops[i].w, crops[i].h, &img[n]);
+        name[n++] = crops[i].path;
+        kiln_image_free(&src);
+    }
+    kt_rng rng;
+    kt_rng_seed(&rng, 29);
+    adversarial_image(&rng, 32, 24, &img[n]);
+    name[n++] = "adversarial 32x24";
+    random_image(&rng, 20, 16, 1, &img[n]);
+    name[n++] = "near-flat 20x16";
+    static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM};
+    /* 24481 = the high default (split, bits 0, 5, 8-14); 16736161 = it with bits 16-23 (8347553, without bit 23,
+     * is the max default: the test's last part); 16735137 = that without bit 10 (one refine invocation per
+     * block); 16735008 = one pass (no split), fm products with `* one` */
+    static const uint32_t opts[] = {24481,           24481 + 65536,   24481 + 131072,  24481 + 262144,
+                                    24481 + 524288,  24481 + 1048576, 24481 + 2097152, 24481 + 4194304,
+                                    24481 + 8388608, 16736161,        16735137,        16735008};
+    for (size_t oi = 0; oi < sizeof opts / sizeof opts[0]; oi++) {
+        char o[16];
+        snprintf(o, sizeof o, "%u", opts[oi]);
+        setenv("KILN_GPU_CF_DESIGN", "3", 1);
+        setenv("KILN_GPU_CF_OPT", o, 1);
+        for (int i = 0; i < n; i++)
+            for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+                for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++) {
+                    /* lavapipe time: the tie blocks in BC1 at both qualities for every variant; the single bits
+                     * (oi 1..8) also on the first crop in BC1 at max; the default and the combinations on all */
+                    if (i < ntie && k != 0) continue;
+                    if (oi >= 1 && oi < 9 && i >= ntie && (i != ntie || k != 0 || q != KILN_QUALITY_MAX)) continue;
+                    if (i >= ntie && q == KILN_QUALITY_HIGH && oi != 0 && oi != 9) continue;
+                    kiln_encode_params ep;
+                    kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
+                    ep.perceptual = i >= ntie && (k & 1);
+                    if (k == 2 && q == KILN_QUALITY_MAX) ep.alpha_cutout = 1, ep.alpha_threshold = 128;
+                    kiln_status st = compare(fx, &img[i], name[i], &ep, 0);
+                    if (st != KILN_OK) fail_msg("%s design 3 opt %s: %s", name[i], o, kiln_last_error(fx->gpu));
+                    if (i == 0 && k == 0) { /* the tie blocks: every one the GPU's own */
+                        double own = gpu_own_fraction(fx, &img[i], &ep);
+                        if (!(own >= 1.0)) fail_msg("tie blocks opt %s: only %.3f from the GPU", o, own);
+                    }
+                }
+        /* a 16-bit source (float texels; bit 22 stays off there, bit 20 applies) */
+        if (oi != 0 && oi != 5 && oi < 9) continue;
+        kiln_image wide;
+        assert_int_equal(kiln_image_alloc(NULL, &wide, img[n - 3].width, img[n - 3].height, KILN_PIXEL_U16), KILN_OK);
+        wide.channels = 4;
+        for (size_t t = 0; t < (size_t)wide.width * wide.height * 4; t++)
+            ((uint16_t *)wide.pixels)[t] = (uint16_t)(((const uint8_t *)img[n - 3].pixels)[t] * 257u + (t * 7919u) % 200u);
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_MAX);
+        kiln_status st = compare(fx, &wide, "16-bit", &ep, 0);
+        if (st != KILN_OK) fail_msg("16-bit design 3 opt %s: %s", o, kiln_last_error(fx->gpu));
+        kiln_image_free(&wide);
+    }
+    kiln_encode_params ep;
+    kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_MAX);
+    size_t size = kiln_format_image_size(ep.format, img[0].width, img[0].height);
+    uint8_t *d = malloc(size);
+    assert_non_null(d);
+    static const char *const bad[] = {"57249", "16777216", "16777217", "4294967296"}; /* bit 15; above bit 23 */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("KILN_GPU_CF_OPT", bad[i], 1);
+        assert_int_equal(kiln__gpu_encode(fx->gpu, &img[0], &ep, 0, d, size), KILN_ERR_INVALID_ARGUMENT);
+    }
+    free(d);
+    unsetenv("KILN_GPU_CF_OPT");
+    unsetenv("KILN_GPU_CF_DESIGN");
+    /* the defaults (no variables; high 24481, max 8347553 for BC1, BC1a and BC3): the tie blocks, and the
+     * crops at max */
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
+            for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++) {
+                if ((i < ntie && k != 0) || (i >= ntie && q == KILN_QUALITY_HIGH)) continue;
+                kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
+                ep.perceptual = i >= ntie && (k & 1);
+                assert_int_equal(compare(fx, &img[i], name[i], &ep, 0), KILN_OK);
+            }
+    for (int i = 0; i < n; i++) kiln_image_free(&img[i]);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
 /* 16-bit and float sources go through the host-side preparation. */
 static void wide_sources_identical(void **state)
 {
@@ -957,6 +1108,7 @@ int main(void)
         cmocka_unit_test(bc1_bc3_high_max_identical),
         cmocka_unit_test(bc1_cf_designs_identical),
         cmocka_unit_test(bc1_cf3_variants_identical),
+        cmocka_unit_test(bc1_cf3_tie_order_fast_bits),
         cmocka_unit_test(wide_sources_identical),
         cmocka_unit_test(batches_and_subgroup_sizes),
         cmocka_unit_test(seed_strategy_psnr),

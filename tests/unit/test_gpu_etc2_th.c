@@ -420,6 +420,53 @@ static void search_variants(void **state)
     assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
 }
 
+/* The exact work reductions of helper etc2fast (KILN_GPU_ETC2_TH_DEDUP: partitions whose quantised centres (a, b) repeat an
+ * earlier partition's are not searched again; KILN_GPU_ETC2_TH_RECENT: a recentring round that gives the local best's colours
+ * again stops the recentring; both on by default at max, so the other tests also run them, lane_counts with 4, 8 and 16 lanes):
+ * the CPU's bytes with both off (the code before), both on (the default: one lane, the gate's partitions) and RECENT in the
+ * one-invocation shader (PREP 0), at high / max (RGB) and max (A1), on a grass crop (most partitions repeat there) and two
+ * logo crops where a wrong rule shows: a DEDUP key of a alone (ignoring b) changes 8 blocks of the first, a RECENT test of
+ * the first colour alone 8 of the second (found with a CPU copy of the search; those mutations of the shader fail here). */
+static void exact_reductions(void **state)
+{
+    kt_gpu_fixture *fx = *state;
+    if (!fx->gpu) skip();
+    if (unsupported(fx)) skip();
+    th_image ims[3];
+    load_crop(fx, "ldr/stk_generic_grassB_1024.png", 500, 300, 32, 24, &ims[0]);
+    load_crop(fx, "ldr/stkflag_TCPLogo_a_1024x512_rgba.png", 768, 256, 32, 32, &ims[1]);
+    load_crop(fx, "ldr/stkflag_TCPLogo_a_1024x512_rgba.png", 672, 384, 32, 32, &ims[2]);
+    /* dedup, recent, lanes, prep */
+    static const char *cfg[][4] = {{"0", "0", "1", "1"}, {"1", "1", "1", "1"}, {"1", "1", "1", "0"}};
+    static const char *names[4] = {"KILN_GPU_ETC2_TH_DEDUP", "KILN_GPU_ETC2_TH_RECENT", "KILN_GPU_ETC2_TH_LANES",
+                                   "KILN_GPU_ETC2_TH_PREP"};
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        for (int k = 0; k < 4; k++) setenv(names[k], cfg[c][k], 1);
+        uint32_t improved = 0;
+        g_ms = 0.0;
+        for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++)
+            for (int a1 = 0; a1 < (q == KILN_QUALITY_MAX ? 2 : 1); a1++)
+                for (int i = 0; i < 3; i++) improved += compare(fx, &ims[i], q, 0, a1, 128, 0, 0);
+        printf("dedup %s recent %s lanes %s prep %s: blocks improved by T/H %u (kernel %.1f ms)\n", cfg[c][0], cfg[c][1],
+               cfg[c][2], cfg[c][3], improved, g_ms);
+        assert_true(improved > 0);
+    }
+    for (int k = 0; k < 4; k++) unsetenv(names[k]);
+    kiln_encode_params params;
+    kiln_encode_params_init(&params, KILN_FORMAT_ETC2_RGB8_UNORM, KILN_QUALITY_MAX);
+    kiln_etc2_gpu_block blk;
+    memset(&blk, 0, sizeof blk);
+    double ms;
+    for (int k = 0; k < 2; k++) {
+        setenv(names[k], "2", 1);
+        assert_int_equal(kiln__gpu_etc2_th(fx->gpu, ims[0].px, 4, 4, &params, 0, 0, &blk, &ms), KILN_ERR_INVALID_ARGUMENT);
+        assert_non_null(strstr(kiln_last_error(fx->gpu), names[k]));
+        unsetenv(names[k]);
+    }
+    for (int i = 0; i < 3; i++) free(ims[i].px);
+    assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -428,6 +475,7 @@ int main(void)
         cmocka_unit_test(subgroup_sizes),
         cmocka_unit_test(lane_counts),
         cmocka_unit_test(search_variants),
+        cmocka_unit_test(exact_reductions),
     };
     if (getenv("KILN_TEST_FILTER")) cmocka_set_test_filter(getenv("KILN_TEST_FILTER"));
     return cmocka_run_group_tests(tests, kt_gpu_setup, kt_gpu_teardown);

@@ -1,0 +1,317 @@
+#version 450
+// enc_bc4_max_pool.comp - BC4 / BC5 / BC3-alpha channels at max quality, kiln strategy (helper
+// bc4lanes): the quadtree search of enc_bc4_max.comp with the cells of a workgroup's channel tasks (one
+// per invocation) in one shared pool, so that every invocation works on some task's cell while cells are
+// left, instead of each invocation walking its own task's tree (there a warp waits for its slowest lane).
+// The same bytes as bc4_enc.c's exhaustive branch-and-bound, and nothing depends on the subgroup size,
+// on the order of the lanes or on timing.
+//
+// 1. Each invocation takes one task: the high heuristic (enc_bc4.glsl, bc4_enc.c heuristic()) gives
+//    H and the pair (ha, hb); H = 0 (or no task) pushes nothing. Otherwise the distinct values with
+//    counts (extremes first), the k-means spacing bounds emin[1..8] and H go to shared memory, and the
+//    task's two root cells (the eight- and the six-value mode's (low, high) planes) to the pool.
+// 2. Rounds, all invocations of the workgroup together (two barriers a round): every invocation pops one
+//    cell from the top of the shared stack (LIFO, so the search stays close to depth first), bounds it
+//    as enc_bc4_max.comp does (the interval bound and the spacing bound, the limit
+//    L = min(H, E + 1) read from the task's shared best E), and pushes the cell's non-empty quarters
+//    when it survives and is not one pair. A one-pair cell that survives has its exact error e < L:
+//    it is folded into the task's best by atomicMin of (e << 17 | key), key = mode << 16 | lo << 8 | hi
+//    (the CPU's scan order: eight-value pairs by (lo, hi), then six-value ones). Pairs of the minimal
+//    error e* < H are never dropped (every bound of theirs is <= e* < L, as E >= e*), so the minimum of
+//    the packed words is (e*, the lowest key of error e*): the CPU's pick whatever the order of the
+//    work; the heuristic's pair stays when nothing is below H (the CPU replaces it only on a strict
+//    improvement). The packing needs e < 2^15: recorded errors are below H, and H <= the error of the
+//    eight-value pair (max, min) <= 16 * 19^2 = 5776 (consecutive entries at most ceil(255 / 7) + 1
+//    apart, so every texel lies within 19 of one).
+//    When the stack (CAP entries; the specialisation constant 5 makes it smaller for the tests) has no
+//    room for four quarters from every invocation, nothing is pushed that round: an invocation whose
+//    cell survives walks the cell's subtree itself, depth first without a stack as enc_bc4_max.comp
+//    does, one cell a round (same bounds, same atomicMin, so the same result), and puts back the cells
+//    it pops meanwhile. (A walk of the whole subtree inside one round left whole SIMD groups of such
+//    workgroups without output on lavapipe, Mesa 22.3.6; the same logic replayed in C was exact.)
+// 3. Each invocation packs its task with the best pair (or the heuristic's).
+#include "enc_bc_common.glsl"
+layout(local_size_x_id = 0) in;
+#include "enc_bc4.glsl"
+
+// constant_id 5: bits 0-13 the stack entries used (0: all CAP; tests make it small to exercise the
+// overflow path); bit 14 (bench, wrong bytes): step 1 only, no search
+layout(constant_id = 5) const uint POOL_OPT = 0;
+const uint CAP_LIMIT = POOL_OPT & 16383u;
+const bool NO_SEARCH = (POOL_OPT & 16384u) != 0u;
+
+// one task per invocation in step 1; the workgroup size (64 or 128; the task's index in a cell has 8
+// bits) is the host's choice, the stack 32 entries per invocation (128: 31 KB of shared memory)
+const uint WG = gl_WorkGroupSize.x;
+const uint CAP = gl_WorkGroupSize.x * 32u;
+#define EMPTY 0xffffffffu
+#define NO_BEST 0xffffffffu
+
+shared uint s_val[WG * 17u];  // task * 17 + k: (value - R_LO) | count << 16, extremes first
+shared float s_emin[WG * 9u]; // task * 9 + k: emin[k], k = 1..8
+shared uint s_meta[WG];       // n | w << 8 | (min == R_LO) << 20 | (max == R_HI) << 21
+shared uint s_H[WG];
+shared uint s_best[WG];       // min of (error << 17 | key), NO_BEST: none below H
+shared uint s_stk[CAP];       // cells: task | mode << 8 | lev << 9 | r0 << 13 | c0 << 21
+shared uint s_push[2];
+shared uint s_walk;
+
+uint cap_used() { return (CAP_LIMIT == 0u || CAP_LIMIT > CAP) ? CAP : CAP_LIMIT; }
+
+// The cell [R_LO + r0, + side) x [R_LO + c0, + side) of mode (eight: high > low; six: high >= low),
+// clipped to the pairs that exist; false when empty.
+bool clip(bool eight, int lev, int r0, int c0, out int l1, out int l2, out int h1, out int h2)
+{
+    const int side = 1 << lev;
+    l1 = R_LO + r0;
+    l2 = min(R_LO + r0 + side - 1, R_HI);
+    h1 = R_LO + c0;
+    h2 = min(R_LO + c0 + side - 1, R_HI);
+    if (eight) { h1 = max(h1, l1 + 1); l2 = min(l2, h2 - 1); }
+    else { h1 = max(h1, l1); l2 = min(l2, h2); }
+    return l1 <= l2 && h1 <= h2;
+}
+
+// Lower bound (stops at lim) of the error of every pair in the clipped cell (enc_bc4_max.comp's
+// cell_bound over the task's values in shared memory).
+uint cell_bound(bool eight, int l1, int l2, int h1, int h2, uint tl, int n, uint lim)
+{
+    int pmin[8], pmax[8];
+    if (eight) {
+        pmin[0] = h1; pmax[0] = h2;
+        pmin[1] = l1; pmax[1] = l2;
+        [[unroll]] for (int i = 2; i < 8; i++) {
+            pmin[i] = tdiv((8 - i) * h1 + (i - 1) * l1, 7);
+            pmax[i] = tdiv((8 - i) * h2 + (i - 1) * l2, 7);
+        }
+    } else {
+        pmin[0] = l1; pmax[0] = l2;
+        pmin[1] = h1; pmax[1] = h2;
+        [[unroll]] for (int i = 2; i < 6; i++) {
+            pmin[i] = tdiv((6 - i) * l1 + (i - 1) * h1, 5);
+            pmax[i] = tdiv((6 - i) * l2 + (i - 1) * h2, 5);
+        }
+        pmin[6] = R_LO; pmax[6] = R_LO;
+        pmin[7] = R_HI; pmax[7] = R_HI;
+    }
+    uint s = 0u;
+    for (int k = 0; k < n && s < lim; k++) {
+        const uint pk = s_val[tl * 17u + uint(k)];
+        const int x = int(pk & 0xffffu) + R_LO;
+        int d = max(pmin[0] - x, x - pmax[0]);
+        [[unroll]] for (int i = 1; i < 8; i++) d = min(d, max(pmin[i] - x, x - pmax[i]));
+        d = max(d, 0);
+        s += uint(d * d) * (pk >> 16u);
+    }
+    return s;
+}
+
+// Bounds the cell (mode, lev, r0, c0) of task tl; a surviving one-pair cell is folded into the task's
+// best. True: the cell survives and has quarters to visit.
+bool visit(uint tl, int mode, int lev, int r0, int c0)
+{
+    const bool eight = mode == 0;
+    int l1, l2, h1, h2;
+    if (!clip(eight, lev, r0, c0, l1, l2, h1, h2)) return false;
+    const uint bst = s_best[tl];
+    const uint lim = min(s_H[tl], (bst >> 17u) + 1u);
+    const uint meta = s_meta[tl];
+    const int n = int(meta & 255u);
+    // spacing bound with the cell's smallest span (enc_bc4_max.comp)
+    const int g = (h1 - l2) / (eight ? 7 : 5);
+    if (g > 0) {
+        const int w = int((meta >> 8u) & 511u);
+        const int extra = 3 + (eight ? 0 : int((meta >> 20u) & 1u) + int((meta >> 21u) & 1u));
+        const int lv = w / g + extra;
+        if (lv < 8 && s_emin[tl * 9u + uint(lv)] > float(lim - 1u)) return false;
+    }
+    const uint bnd = cell_bound(eight, l1, l2, h1, h2, tl, n, lim);
+    if (bnd >= lim) return false;
+    if (l1 == l2 && h1 == h2) { // one pair: bnd is its error
+        const uint key = (uint(mode) << 16u) | (uint(l1 - R_LO) << 8u) | uint(h1 - R_LO);
+        atomicMin(s_best[tl], (bnd << 17u) | key);
+        return false;
+    }
+    return true;
+}
+
+uint cell_item(uint tl, int mode, int lev, int r0, int c0)
+{
+    return tl | (uint(mode) << 8u) | (uint(lev) << 9u) | (uint(r0) << 13u) | (uint(c0) << 21u);
+}
+
+void main()
+{
+    const uint lid = gl_LocalInvocationID.x;
+    const uint task = group_linear() * WG + lid;
+    const uint nblocks = pc.blocks_x * pc.blocks_y;
+    const bool valid = task < nblocks * TASK_CHANNELS;
+    const uint b = task / TASK_CHANNELS, ch = task % TASK_CHANNELS;
+    uint H = 0u;
+    int ha = 0, hb = 0;
+    if (valid) {
+        int v[16];
+        for (uint t = 0u; t < 16u; t++) v[t] = bc4_value(b, t, ch);
+        Best h = heuristic(v, Q_HIGH);
+        H = h.err;
+        ha = h.a;
+        hb = h.b;
+        if (H > 0u) {
+            int s[16];
+            for (int t = 0; t < 16; t++) s[t] = v[t];
+            for (int i = 1; i < 16; i++) {
+                int x = s[i], j = i - 1;
+                while (j >= 0 && s[j] > x) { s[j + 1] = s[j]; j--; }
+                s[j + 1] = x;
+            }
+            int dv[16], dc[16];
+            int n = 0;
+            for (int i = 0; i < 16; i++) {
+                if (n > 0 && dv[n - 1] == s[i]) dc[n - 1]++;
+                else { dv[n] = s[i]; dc[n] = 1; n++; }
+            }
+            // evaluation order: max, min, then alternately inwards
+            for (int k = 0; k < n; k++) {
+                int j = (k & 1) == 0 ? n - 1 - (k >> 1) : (k >> 1);
+                s_val[lid * 17u + uint(k)] = uint(dv[j] - R_LO) | (uint(dc[j]) << 16u);
+            }
+            // k-means spacing bounds, as enc_bc4_max.comp computes them
+            float emin[9];
+            {
+                int pcn[17], psum[17], psq[17];
+                pcn[0] = 0; psum[0] = 0; psq[0] = 0;
+                for (int i = 0; i < n; i++) {
+                    pcn[i + 1] = pcn[i] + dc[i];
+                    psum[i + 1] = psum[i] + dc[i] * dv[i];
+                    psq[i + 1] = psq[i] + dc[i] * dv[i] * dv[i];
+                }
+                // E[k][j]: the smallest error of k + 1 levels for the first j values. The group cost of
+                // values (i, j] is computed once and serves every k (the same sums, and min is exact, so
+                // the same emin as the k-by-k passes of enc_bc4_max.comp, checked in C on 2e6 blocks); the
+                // spacing bound reads emin[3..7] only, so no 8-level row.
+                float E[7][17];
+                for (int j = 1; j <= n; j++) {
+                    const int cj = pcn[j], sj = psum[j], qj = psq[j];
+                    float acc[7];
+                    acc[0] = float(cj * qj - sj * sj) / float(cj);
+                    [[unroll]] for (int k = 1; k < 7; k++) acc[k] = F_INF;
+                    for (int i = 1; i < j; i++) {
+                        const int c = cj - pcn[i], sx = sj - psum[i];
+                        const float g = float(c * (qj - psq[i]) - sx * sx) / float(c);
+                        [[unroll]] for (int k = 1; k < 7; k++) {
+                            precise float cst = E[k - 1][i] + g;
+                            acc[k] = min(acc[k], cst);
+                        }
+                    }
+                    [[unroll]] for (int k = 1; k < 7; k++) acc[k] = min(acc[k], acc[k - 1]);
+                    [[unroll]] for (int k = 0; k < 7; k++) E[k][j] = acc[k];
+                }
+                emin[0] = F_INF;
+                [[unroll]] for (int k = 1; k <= 7; k++) emin[k] = E[k - 1][n];
+                emin[8] = 0.0; // (a valid bound; not read)
+                for (int k = 1; k <= 8; k++) emin[k] *= 1.0 - 1.0 / 4096.0;
+            }
+            for (int k = 1; k <= 8; k++) s_emin[lid * 9u + uint(k)] = emin[k];
+            const int w = dv[n - 1] - dv[0] + (SIGNED_CH ? 1 : 0);
+            s_meta[lid] = uint(n) | (uint(w) << 8u) | (dv[0] == R_LO ? 1u << 20u : 0u) | (dv[n - 1] == R_HI ? 1u << 21u : 0u);
+        }
+    }
+    s_H[lid] = H;
+    s_best[lid] = NO_BEST;
+    s_stk[2u * lid] = H > 0u ? cell_item(lid, 0, 8, 0, 0) : EMPTY;
+    s_stk[2u * lid + 1u] = H > 0u ? cell_item(lid, 1, 8, 0, 0) : EMPTY;
+
+    // the rounds: t cells on the stack (the same value in every invocation), pushes of round r counted
+    // in s_push[r & 1] (reset by invocation 0 in round r, read by everyone in round r + 1). Without room
+    // for every invocation's four quarters an invocation walks its cell's subtree itself, one cell a
+    // round (the walk's cursor: wlev, wr, wc under the root at level wlev0); a walking invocation puts
+    // back the cell it popped. s_walk counts the walking invocations.
+    const uint capl = cap_used();
+    uint t = NO_SEARCH ? 0u : 2u * WG, base = 0u;
+    bool walking = false;
+    uint wtl = 0u;
+    int wmode = 0, wlev0 = 0, wlev = 0, wr = 0, wc = 0;
+    if (lid == 0u) s_walk = 0u;
+    for (uint r = 0u;; r++) {
+        memoryBarrierShared();
+        barrier();
+        if (r > 0u) t = base + s_push[(r - 1u) & 1u];
+        if (t == 0u && s_walk == 0u) break;
+        const uint take = min(t, WG);
+        base = t - take;
+        if (lid == 0u) s_push[r & 1u] = 0u;
+        const uint item = lid < take ? s_stk[t - 1u - lid] : EMPTY;
+        memoryBarrierShared();
+        barrier();
+        // (pushes: at most 4 per invocation with room, else only the walkers' cells put back, <= take)
+        const bool room = base + 4u * WG <= capl;
+        if (walking && item != EMPTY) s_stk[base + atomicAdd(s_push[r & 1u], 1u)] = item;
+        uint tl = wtl;
+        int mode = wmode, lev = wlev, r0 = wr, c0 = wc;
+        if (!walking) {
+            if (item == EMPTY) continue;
+            tl = item & 255u;
+            mode = int((item >> 8u) & 1u);
+            lev = int((item >> 9u) & 15u);
+            r0 = int((item >> 13u) & 255u);
+            c0 = int((item >> 21u) & 255u);
+        }
+        const bool descend = visit(tl, mode, lev, r0, c0);
+        if (walking) {
+            if (descend) { wlev--; continue; } // first quarter: the same corner
+            for (;;) { // the next quarter of the parent (order (r, c) = 00, 01, 10, 11), else up
+                if (wlev == wlev0) { walking = false; break; }
+                const int sd = 1 << wlev;
+                const bool rb = (wr & sd) != 0, cb = (wc & sd) != 0;
+                if (!cb) { wc += sd; break; }
+                if (!rb) { wc -= sd; wr += sd; break; }
+                wr -= sd;
+                wc -= sd;
+                wlev++;
+            }
+            if (!walking) atomicAdd(s_walk, 0xffffffffu);
+            continue;
+        }
+        if (!descend) continue;
+        const int sd = 1 << (lev - 1);
+        const bool eight = mode == 0;
+        uint mask = 0u;
+        [[unroll]] for (int q = 0; q < 4; q++) {
+            const int rr = r0 + ((q & 2) != 0 ? sd : 0), cc = c0 + ((q & 1) != 0 ? sd : 0);
+            int l1, l2, h1, h2;
+            if (clip(eight, lev - 1, rr, cc, l1, l2, h1, h2)) mask |= 1u << uint(q);
+        }
+        if (mask == 0u) continue;
+        if (!room) { // walk the subtree from its first quarter on
+            walking = true;
+            wtl = tl;
+            wmode = mode;
+            wlev0 = lev;
+            wlev = lev - 1;
+            wr = r0;
+            wc = c0;
+            atomicAdd(s_walk, 1u);
+            continue;
+        }
+        uint p = base + atomicAdd(s_push[r & 1u], uint(bitCount(mask)));
+        [[unroll]] for (int q = 0; q < 4; q++) {
+            if ((mask & (1u << uint(q))) == 0u) continue;
+            const int rr = r0 + ((q & 2) != 0 ? sd : 0), cc = c0 + ((q & 1) != 0 ? sd : 0);
+            s_stk[p++] = cell_item(tl, mode, lev - 1, rr, cc);
+        }
+    }
+    if (!valid) return;
+    int a = ha, bb = hb;
+    const uint bk = s_best[lid];
+    if (bk != NO_BEST) { // a pair strictly below H
+        const int lo = int((bk >> 8u) & 255u) + R_LO, hi = int(bk & 255u) + R_LO;
+        if (((bk >> 16u) & 1u) == 0u) { a = hi; bb = lo; }
+        else { a = lo; bb = hi; }
+    }
+    int v[16];
+    for (uint tt = 0u; tt < 16u; tt++) v[tt] = bc4_value(b, tt, ch);
+    uvec2 wd = bc4_pack(v, a, bb);
+    uint o = bc4_out_word(b, ch);
+    dst.words[o] = wd.x;
+    dst.words[o + 1u] = wd.y;
+}
