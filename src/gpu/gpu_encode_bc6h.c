@@ -338,6 +338,16 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
  * Tuning aid: KILN_BC6H_HIGH_CFG="P,K,L[,R]" (P <= 8 partitions (4 for "lanes"), 1 <= K <= 8 kept
  * (4 for the first design and for "lanes"), L <= 8 passes, 1 <= R <= 4 of the kept given them (1, 2
  * or 4 and <= the lanes for "lanes"); no R for the first design). */
+/* a 0..max switch from the environment: unset or empty keeps *v; anything but one digit 0..max is refused */
+static kiln_status env_switch(kiln_context *ctx, const char *name, int max, const char *use, int *v)
+{
+    const char *e = getenv(name);
+    if (!e || !*e) return KILN_OK;
+    if (e[0] < '0' || e[0] > '0' + max || e[1]) return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "%s=%s: use %s", name, e, use);
+    *v = e[0] - '0';
+    return KILN_OK;
+}
+
 static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t sf, uint32_t subgroup_size, uint8_t *dst)
 {
     const char *design = getenv("KILN_BC6H_HIGH_DESIGN");
@@ -453,12 +463,7 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
         /* KILN_BC6H_HIGH_SPLIT=0/1: the one-kernel encoder or the two kernels (enc_bc6h_ha.comp + enc_bc6h_hb.comp,
          * always with the texel loops rolled, as OPT bit 2; the same bytes); default BC6H_HL_SPLIT */
         int split = BC6H_HL_SPLIT;
-        const char *xenv = getenv("KILN_BC6H_HIGH_SPLIT");
-        if (xenv && *xenv) {
-            if (strcmp(xenv, "0") != 0 && strcmp(xenv, "1") != 0)
-                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_SPLIT=%s: use 0 (one kernel) or 1 (two kernels)", xenv);
-            split = xenv[0] == '1';
-        }
+        KILN_TRY(env_switch(ctx, "KILN_BC6H_HIGH_SPLIT", 1, "0 (one kernel) or 1 (two kernels)", &split));
         /* (with KILN_BC6H_HIGH_PROF=a, kernel A alone, STOP 1..4 stops kernel A after that phase: its phase profile) */
         const char *penv_a = getenv("KILN_BC6H_HIGH_PROF");
         if (split && stop && !(stop <= 4u && penv_a && strcmp(penv_a, "a") == 0))
@@ -480,32 +485,17 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
         /* KILN_BC6H_HIGH_TRIM=1 (two kernels; helper bc6hfast, 2026-11-26): enc_bc6h_hat.comp + enc_bc6h_hbt.comp, each
          * without the shared arrays only the other kernel uses (less shared memory per workgroup; the same code) */
         int trim = BC6H_HL_TRIM;
-        const char *trenv = getenv("KILN_BC6H_HIGH_TRIM");
-        if (trenv && *trenv) {
-            if (strcmp(trenv, "0") != 0 && strcmp(trenv, "1") != 0)
-                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_TRIM=%s: use 0 or 1", trenv);
-            trim = trenv[0] == '1';
-        }
+        KILN_TRY(env_switch(ctx, "KILN_BC6H_HIGH_TRIM", 1, "0 or 1", &trim));
         /* KILN_BC6H_HIGH_AUNROLL=1 (two kernels; helper bc6hfast): kernel A is enc_bc6h_hau.comp, enc_bc6h_hat.comp with
          * its 16-texel loops unrolled (as enc_bc6h_hl.comp's; the same arithmetic per texel in the same order) */
         int aunroll = BC6H_HL_AUNROLL;
-        const char *auenv = getenv("KILN_BC6H_HIGH_AUNROLL");
-        if (auenv && *auenv) {
-            if (strcmp(auenv, "0") != 0 && strcmp(auenv, "1") != 0)
-                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_AUNROLL=%s: use 0 or 1", auenv);
-            aunroll = auenv[0] == '1';
-        }
+        KILN_TRY(env_switch(ctx, "KILN_BC6H_HIGH_AUNROLL", 1, "0 or 1", &aunroll));
         /* KILN_BC6H_HIGH_AWIDE=1 (the default, BC6H_HL_AWIDE; two kernels at 8 lanes and R = 2, the defaults; helper
          * bc6hfast): kernel A is enc_bc6h_haw.comp at 16 lanes per block (4 blocks per workgroup), its exact measure in
          * groups of 4 lanes as the 8-lane kernel's (the same partial sums; 4 jobs at once instead of 2); =2: at 32 lanes
          * (2 blocks per workgroup, all 5 jobs at once); =0: enc_bc6h_ha.comp at 8 lanes */
         int awide = split && lanes == 8u && cfg[3] == 2u && !aunroll ? BC6H_HL_AWIDE : 0; /* the default where it applies */
-        const char *awenv = getenv("KILN_BC6H_HIGH_AWIDE");
-        if (awenv && *awenv) {
-            if (strcmp(awenv, "0") != 0 && strcmp(awenv, "1") != 0 && strcmp(awenv, "2") != 0)
-                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_AWIDE=%s: use 0, 1 (16 lanes) or 2 (32 lanes)", awenv);
-            awide = awenv[0] - '0';
-        }
+        KILN_TRY(env_switch(ctx, "KILN_BC6H_HIGH_AWIDE", 2, "0, 1 (16 lanes) or 2 (32 lanes)", &awide));
         if (awide && (!split || lanes != 8u || cfg[3] != 2u || aunroll))
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
                               "KILN_BC6H_HIGH_AWIDE=1: only with two kernels, 8 lanes, R = 2 and without KILN_BC6H_HIGH_AUNROLL");

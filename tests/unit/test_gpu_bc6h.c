@@ -292,6 +292,19 @@ static kiln_image synthetic(kiln_context *ctx, uint32_t w, uint32_t h)
     return img;
 }
 
+/* A test case: the crop (or the synthetic image when c->file is NULL); for SFLOAT (sf) the crops get signed data:
+ * the red and blue channels of every third texel negated (blue also scaled by 1/4). */
+static kiln_image load_case(kiln_context *ctx, const crop_spec *c, int sf)
+{
+    kiln_image img = c->file ? load_crop(ctx, c->file, c->x, c->y, c->w, c->h) : synthetic(ctx, c->w, c->h);
+    if (sf && c->file)
+        for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
+            ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
+            ((float *)img.pixels)[i * 4 + 2] = -((float *)img.pixels)[i * 4 + 2] * 0.25f;
+        }
+    return img;
+}
+
 /* kiln's GPU encoder at normal, high and max (shaders/enc_bc6h_q.comp) against the CPU encoder at
  * the same level, UF16 and SF16. Stated tolerance (docs/PERFORMANCE.md, BC6H): the image RMSLE within
  * 1% of the CPU's, no block's error above 1.25 x the CPU block's + 1e-4, and at least 90% of the
@@ -310,14 +323,8 @@ static void kiln_quality_matches_cpu(void **state)
     setenv("KILN_BC6H_GPU_EXACT", "1", 1); /* quality high: the CPU-exact port (default: GPU-native) */
     for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++) {
         for (int sf = 0; sf < 2; sf++) {
-            kiln_image img = crops[k].file ? load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h)
-                                           : synthetic(fx->cpu, crops[k].w, crops[k].h);
+            kiln_image img = load_case(fx->cpu, &crops[k], sf);
             const kiln_format fmt = sf ? KILN_FORMAT_BC6H_SFLOAT : KILN_FORMAT_BC6H_UFLOAT;
-            if (sf && crops[k].file) /* signed data: negate the red and blue channels of every third texel */
-                for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
-                    ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
-                    ((float *)img.pixels)[i * 4 + 2] = -((float *)img.pixels)[i * 4 + 2] * 0.25f;
-                }
             /* the metric's reference: the texels as the documented policy maps them (NaN -> 0, beyond the
              * half range -> +-65504, UF16 negatives -> 0), so that RMSLE stays finite */
             kiln_image ref;
@@ -447,14 +454,8 @@ static void high_native(fixture *fx, int lanes)
     if (getenv("KILN_BC6H_HIGH_CFG")) snprintf(cfg0, sizeof cfg0, "%s", getenv("KILN_BC6H_HIGH_CFG"));
     for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++) {
         for (int sf = 0; sf < 2; sf++) {
-            kiln_image img = crops[k].file ? load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h)
-                                           : synthetic(fx->cpu, crops[k].w, crops[k].h);
+            kiln_image img = load_case(fx->cpu, &crops[k], sf);
             const kiln_format fmt = sf ? KILN_FORMAT_BC6H_SFLOAT : KILN_FORMAT_BC6H_UFLOAT;
-            if (sf && crops[k].file)
-                for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
-                    ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
-                    ((float *)img.pixels)[i * 4 + 2] = -((float *)img.pixels)[i * 4 + 2] * 0.25f;
-                }
             kiln_image ref;
             assert_int_equal(kiln_image_alloc(fx->cpu, &ref, img.width, img.height, KILN_PIXEL_F32), KILN_OK);
             ref.channels = 3;
@@ -681,14 +682,8 @@ static void high_opt_variants(void **state)
     setenv("KILN_BC6H_HIGH_DESIGN", "lanes", 1);
     for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++) {
         for (int sf = 0; sf < 2; sf++) {
-            kiln_image img = crops[k].file ? load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h)
-                                           : synthetic(fx->cpu, crops[k].w, crops[k].h);
+            kiln_image img = load_case(fx->cpu, &crops[k], sf);
             const kiln_format fmt = sf ? KILN_FORMAT_BC6H_SFLOAT : KILN_FORMAT_BC6H_UFLOAT;
-            if (sf && crops[k].file)
-                for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
-                    ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
-                    ((float *)img.pixels)[i * 4 + 2] = -((float *)img.pixels)[i * 4 + 2] * 0.25f;
-                }
             const size_t size = kiln_format_image_size(fmt, img.width, img.height);
             uint8_t *ref = malloc(size), *g = malloc(size);
             assert_true(ref && g);
@@ -762,14 +757,8 @@ static void high_split(void **state)
     size_t one = 0, two = 0, hipart = 0, ix_lo = 0, ix_hi = 0;
     for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++)
         for (int sf = 0; sf < 2; sf++) {
-            kiln_image img = crops[k].file ? load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h)
-                                           : synthetic(fx->cpu, crops[k].w, crops[k].h);
+            kiln_image img = load_case(fx->cpu, &crops[k], sf);
             const kiln_format fmt = sf ? KILN_FORMAT_BC6H_SFLOAT : KILN_FORMAT_BC6H_UFLOAT;
-            if (sf && crops[k].file)
-                for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
-                    ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
-                    ((float *)img.pixels)[i * 4 + 2] = -((float *)img.pixels)[i * 4 + 2] * 0.25f;
-                }
             const size_t size = kiln_format_image_size(fmt, img.width, img.height);
             uint8_t *ref = malloc(size), *g = malloc(size);
             assert_true(ref && g);
@@ -889,14 +878,8 @@ static void high_prof_aroll(void **state)
     unsetenv("KILN_BC6H_HIGH_PROF");
     for (size_t k = 0; k < sizeof crops / sizeof crops[0]; k++)
         for (int sf = 0; sf < 2; sf++) {
-            kiln_image img = crops[k].file ? load_crop(fx->cpu, crops[k].file, crops[k].x, crops[k].y, crops[k].w, crops[k].h)
-                                           : synthetic(fx->cpu, crops[k].w, crops[k].h);
+            kiln_image img = load_case(fx->cpu, &crops[k], sf);
             const kiln_format fmt = sf ? KILN_FORMAT_BC6H_SFLOAT : KILN_FORMAT_BC6H_UFLOAT;
-            if (sf && crops[k].file)
-                for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
-                    ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
-                    ((float *)img.pixels)[i * 4 + 2] = -((float *)img.pixels)[i * 4 + 2] * 0.25f;
-                }
             const size_t size = kiln_format_image_size(fmt, img.width, img.height);
             uint8_t *ref = malloc(size), *ref1 = malloc(size), *g = malloc(size);
             assert_true(ref && ref1 && g);

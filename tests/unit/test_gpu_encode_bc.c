@@ -39,6 +39,27 @@ static void crop(const kiln_image *src, uint32_t x0, uint32_t y0, uint32_t w, ui
         }
 }
 
+/* Appends the two real-image crops of the BC1 cluster-fit tests to img / name from index n (a crop whose image
+ * cannot be loaded is left out with a note); returns the new count. */
+static int add_real_crops(fixture *fx, kiln_image *img, const char **name, int n)
+{
+    static const struct { const char *path; uint32_t x, y, w, h; } crops[] = {
+        {"ldr/stktex_generic_WoodB_1024.png", 301, 517, 83, 45},
+        {"ldr/stk_generic_grassB_1024.png", 611, 250, 58, 41},
+    };
+    for (size_t i = 0; i < sizeof crops / sizeof crops[0]; i++) {
+        kiln_image src;
+        if (kiln_image_load(fx->cpu, kt_testdata(crops[i].path), &src) != KILN_OK) {
+            print_message("note: cannot load %s: %s\n", crops[i].path, kiln_last_error(fx->cpu));
+            continue;
+        }
+        crop(&src, crops[i].x, crops[i].y, crops[i].w, crops[i].h, &img[n]);
+        name[n++] = crops[i].path;
+        kiln_image_free(&src);
+    }
+    return n;
+}
+
 static void random_image(kt_rng *rng, uint32_t w, uint32_t h, int near_flat, kiln_image *out)
 {
     assert_int_equal(kiln_image_alloc(NULL, out, w, h, KILN_PIXEL_U8), KILN_OK);
@@ -599,23 +620,9 @@ static void bc1_cf3_variants_identical(void **state)
     fixture *fx = *state;
     if (!fx->gpu) skip();
     static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM};
-    static const struct { const char *path; uint32_t x, y, w, h; } crops[] = {
-        {"ldr/stktex_generic_WoodB_1024.png", 301, 517, 83, 45},
-        {"ldr/stk_generic_grassB_1024.png", 611, 250, 58, 41},
-    };
     kiln_image img[5];
     const char *name[5];
-    int n = 0;
-    for (size_t i = 0; i < sizeof crops / sizeof crops[0]; i++) {
-        kiln_image src;
-        if (kiln_image_load(fx->cpu, kt_testdata(crops[i].path), &src) != KILN_OK) {
-            print_message("note: cannot load %s: %s\n", crops[i].path, kiln_last_error(fx->cpu));
-            continue;
-        }
-        crop(&src, crops[i].x, crops[i].y, crops[i].w, crops[i].h, &img[n]);
-        name[n++] = crops[i].path;
-        kiln_image_free(&src);
-    }
+    int n = add_real_crops(fx, img, name, 0);
     const int nc = n; /* the real crops */
     kt_rng rng;
     kt_rng_seed(&rng, 11);
@@ -733,20 +740,7 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
         }
     name[n++] = "tie order 48x4";
     const int ntie = n;
-    static const struct { const char *path; uint32_t x, y, w, h; } crops[] = {
-        {"ldr/stktex_generic_WoodB_1024.png", 301, 517, 83, 45},
-        {"ldr/stk_generic_grassB_1024.png", 611, 250, 58, 41},
-    };
-    for (size_t i = 0; i < sizeof crops / sizeof crops[0]; i++) {
-        kiln_image src;
-        if (kiln_image_load(fx->cpu, kt_testdata(crops[i].path), &src) != KILN_OK) {
-            print_message("note: cannot load %s: %s\n", crops[i].path, kiln_last_error(fx->cpu));
-            continue;
-        }
-        crop(&src, crops[i].x, crops[i].y, crops[i].w, crops[i].h, &img[n]);
-        name[n++] = crops[i].path;
-        kiln_image_free(&src);
-    }
+    n = add_real_crops(fx, img, name, n);
     kt_rng rng;
     kt_rng_seed(&rng, 29);
     adversarial_image(&rng, 32, 24, &img[n]);
