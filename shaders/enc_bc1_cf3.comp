@@ -79,6 +79,21 @@ layout(std430, binding = 3) readonly buffer CfTab { uvec4 v[]; } cft;
 // bit 22: the search pass's setup (covariance, axis, ranks, prefix sums) with float products as bit 20
 // bit 23: the search's prefix sums (and sort keys) as one 16-byte word per (row, invocation): one 16-byte
 //         shared load per P3 instead of three 4-byte ones (272 instead of 204 bytes per block)
+// bit 24 (helper bc1max, 2026-11-26; NEST): the searches as nested loops in table order, i (rolled), j (rolled),
+//         k (a fall-through switch on j: one copy of the entry's code per k), the 17 prefix-sum rows held in
+//         registers (no shared loads, no index decoding per entry), over the host's nested table (every
+//         (i, j, k) / (i, j) in table order, two uvec4 per entry: Ah, Bh, C, ijk and p1..p4; the CPU's
+//         dropped rank-1 entries as sentinels whose error is >= 1e34 for any non-flat block, so they are never
+//         kept). The same operations per entry (pi + (pj + pk) = the CPU's q3 + pi; penalty +0 as bit 12) and
+//         strict comparisons in table order: the same entries are kept. Bits 1-4, 9 and 14 do nothing with it.
+// bit 26 (with 24): the four-colour k sequence by quads (four entries per basic block, errors first, then the
+//         four keep steps in table order) after the single entries up to the end of j's quad
+// bit 27: channel_step computes b's five values, validity and error terms fm(eb, fm(n1, eb) - 2 s1) once per
+//         channel instead of once per pair (the same operations; 25 -> 5 per channel)
+// bit 28 (with 24): the k rows P3(k) / P2(k) read from shared memory at constant offsets instead of held
+//         in registers (bit 24 alone took 154 registers on the H100: 83 without)
+// bit 25 (with 24): the four-colour search's keep step as a branch ([[dont_flatten]]) on err < e1, the same
+//         comparisons inside (err < e0 implies err < e1)
 layout(constant_id = 5) const uint CF_OPT = 0;
 const bool SPLIT = (CF_OPT & 128u) != 0u;
 const bool REFINE = (CF_OPT & 32768u) != 0u; // the split's second pass (the host adds this bit)
@@ -96,6 +111,11 @@ const bool FM_SET = B_FMSET != 0u; // search setup (8-bit sources: no tiny produ
 const bool MAGIC_STEP = (CF_OPT & 2097152u) != 0u;
 const uint B_P3V = ((CF_OPT >> 23u) & 1u) * (1u - B_REF);
 const bool P3V = B_P3V != 0u;
+const uint B_NEST = ((CF_OPT >> 24u) & 1u) * (1u - B_REF);
+const bool NEST = B_NEST != 0u;
+const bool STEP_HOIST = (CF_OPT & 134217728u) != 0u; // bit 27: channel_step's b terms once per channel
+const bool NEST_SH = (CF_OPT & 268435456u) != 0u; // bit 28 (with 24): the k rows from shared memory, not registers
+const bool NEST_BR = (CF_OPT & 33554432u) != 0u; // bit 25 (with 24): the four-colour update as a branch on err < e1
 const bool MULTI = REFINE && (CF_OPT & 1024u) != 0u; // bit 10: 3 invocations per block in the refine pass
 const uint WG = gl_WorkGroupSize.x; // 32 or 64 (the host's choice; shared memory scales with it)
 // blocks per workgroup (texel columns); integer arithmetic only (spirv-opt rejects a Select of spec constants here)
@@ -414,6 +434,48 @@ bool channel_step(inout Sol s)
         float best = F_INF;
         int bl = -1;
         float fs0 = cs[0][ch + 1], fs1 = cs[1][ch + 1], fs2 = cs[2][ch + 1], fs3 = cs[3][ch + 1];
+        if (STEP_HOIST) {
+            // bit 27: b's five values, their validity and their error terms once per channel (the same
+            // operations as below), the 25 pairs in the same order
+#define STEP_B(D) \
+            const float qb##D = float(q1[ch] + D - 2); \
+            const bool okb##D = qb##D >= 0.0 && qb##D <= top; \
+            precise float eb##D; \
+            if (ch == 1) eb##D = qb##D * 4.0 + rnd_step(qb##D * 0.0625 - 0.46875); \
+            else eb##D = qb##D * 8.0 + rnd_step(qb##D * 0.25 - 0.375); \
+            precise float gb##D = fm(cs[1].x, eb##D) - 2.0 * fs1; \
+            precise float tb##D = fm(eb##D, gb##D);
+            STEP_B(0) STEP_B(1) STEP_B(2) STEP_B(3) STEP_B(4)
+#undef STEP_B
+            [[dont_unroll]] for (int da = 0; da < 5; da++) {
+                float qa = float(q0[ch] + da - 2);
+                bool oka = qa >= 0.0 && qa <= top;
+                precise float ea;
+                if (ch == 1) ea = qa * 4.0 + rnd_step(qa * 0.0625 - 0.46875);
+                else ea = qa * 8.0 + rnd_step(qa * 0.25 - 0.375);
+                precise float g0 = fm(cs[0].x, ea) - 2.0 * fs0;
+                precise float t0 = fm(ea, g0);
+#define STEP_P(D) { \
+                const bool ok = oka && okb##D; \
+                precise float p2, p3; \
+                if (s.four) { \
+                    precise float u2 = fm(ea + ea + eb##D, F_1_3) - uintBitsToFloat(0x3eaa9931u); \
+                    precise float u3 = fm(ea + eb##D + eb##D, F_1_3) - uintBitsToFloat(0x3eaa9931u); \
+                    p2 = rnd_step(u2); \
+                    p3 = rnd_step(u3); \
+                } else { \
+                    precise float u2 = (ea + eb##D) * 0.5 - 0.25; \
+                    p2 = rnd_step(u2); \
+                    p3 = 0.0; \
+                } \
+                precise float g2 = fm(cs[2].x, p2) - 2.0 * fs2, g3 = fm(cs[3].x, p3) - 2.0 * fs3; \
+                precise float e = ((t0 + tb##D) + fm(p2, g2)) + fm(p3, g3); \
+                if (!ok) e = F_INF; \
+                if (e < best) { best = e; bl = 5 * da + D; } }
+                STEP_P(0) STEP_P(1) STEP_P(2) STEP_P(3) STEP_P(4)
+#undef STEP_P
+            }
+        } else
         [[dont_unroll]] for (int da = 0; da < 5; da++) {
             float qa = float(q0[ch] + da - 2);
             bool oka = qa >= 0.0 && qa <= top;
@@ -838,6 +900,131 @@ void prefix_p2()
     float err = (CF_OPT & 8u) != 0u ? cf_err_bound(w0, w1, pen, ax, e3) : cf_err(w0, w1, pen, ax, a, bb); \
     if (err < e3) { e3 = err; i3 = e; }
 
+// CF_OPT bit 24 (NEST): the nested tables (uvec4 index g_nt: 969 four-colour entries, then 153 three-colour
+// ones, two uvec4 each) and the two searches. Entry (i, j, k) of the four-colour table is rb + k with rb the
+// index of (i, j, j) minus j; three-colour (i, j) is rb + j with rb the index of (i, i) minus i.
+uint g_nt;
+const uint NEST4 = 969u;
+
+// The 565 endpoints of nested entry e (entry_endpoints' operations).
+void nest_endpoints(uint e, bool four, out uint ca, out uint cb)
+{
+    const uint o = g_nt + (four ? 0u : 2u * NEST4) + 2u * e;
+    const uvec4 w0 = cft.v[o], w1 = cft.v[o + 1u];
+    const uint i = w0.w & 255u, j = (w0.w >> 8u) & 255u, k = (w0.w >> 16u) & 255u;
+    precise vec3 ax;
+    if (four) ax = P3(i) + (P3(j) + P3(k));
+    else ax = P2(i) + P2(j);
+    vec3 a, b;
+    cf_err(w0, w1, 0.0, ax, a, b);
+    ivec3 qa = ivec3(a), qb = ivec3(b);
+    ca = (uint(qa.x) << 11u) | (uint(qa.y) << 5u) | uint(qa.z);
+    cb = (uint(qb.x) << 11u) | (uint(qb.y) << 5u) | uint(qb.z);
+}
+
+// one entry of the nested searches: K the row in registers (r0 .. r16), or with bit 28 from shared memory at
+// constant offsets
+#define NR4(K) (NEST_SH ? P3(uint(K)) : r##K)
+#define NR3(K) (NEST_SH ? P2(uint(K)) : r##K)
+#define NEST_E4(K) { \
+    const uvec4 w0 = cft.v[nb + 2u * uint(K)], w1 = cft.v[nb + 2u * uint(K) + 1u]; \
+    precise vec3 ax = pi + (pj + NR4(K)); \
+    vec3 a, bb; \
+    const float err = cf_err(w0, w1, 0.0, ax, a, bb); \
+    const uint e = rb + uint(K); \
+    if (NEST_BR) { \
+        [[dont_flatten]] if (err < e1) { \
+            if (err < e0) { e1 = e0; i1 = i0; e0 = err; i0 = e; } \
+            else { e1 = err; i1 = e; } } \
+    } else { \
+        if (err < e0) { e1 = e0; i1 = i0; e0 = err; i0 = e; } \
+        else if (err < e1) { e1 = err; i1 = e; } } }
+#define NEST_E3(K) { \
+    const uvec4 w0 = cft.v[nb + 2u * uint(K)], w1 = cft.v[nb + 2u * uint(K) + 1u]; \
+    precise vec3 ax = pi + NR3(K); \
+    vec3 a, bb; \
+    const float err = cf_err(w0, w1, 0.0, ax, a, bb); \
+    if (err < e3) { e3 = err; i3 = rb + uint(K); } }
+#define NEST_CASES(E) \
+    case 0u: E(0) case 1u: E(1) case 2u: E(2) case 3u: E(3) case 4u: E(4) case 5u: E(5) case 6u: E(6) \
+    case 7u: E(7) case 8u: E(8) case 9u: E(9) case 10u: E(10) case 11u: E(11) case 12u: E(12) case 13u: E(13) \
+    case 14u: E(14) case 15u: E(15) case 16u: E(16) break; \
+    default: break;
+#define NEST_ROWS(F) \
+    vec3 r0 = F(0u), r1 = F(1u), r2 = F(2u), r3 = F(3u), r4 = F(4u), r5 = F(5u), r6 = F(6u), r7 = F(7u), \
+         r8 = F(8u), r9 = F(9u), r10 = F(10u), r11 = F(11u), r12 = F(12u), r13 = F(13u), r14 = F(14u), \
+         r15 = F(15u), r16 = F(16u);
+
+// bit 26: the search error of nested entry o (uvec4 index) for the partition sum pa + pb
+float nest_err(uint o, vec3 pa, vec3 pb)
+{
+    const uvec4 w0 = cft.v[o], w1 = cft.v[o + 1u];
+    precise vec3 ax = pa + pb;
+    vec3 a, bb;
+    return cf_err(w0, w1, 0.0, ax, a, bb);
+}
+#define NEST_KEEP(K, ERR) { \
+    const uint e = rb + uint(K); \
+    if (ERR < e0) { e1 = e0; i1 = i0; e0 = ERR; i0 = e; } \
+    else if (ERR < e1) { e1 = ERR; i1 = e; } }
+// four entries k = K .. K + 3 in one basic block (errors first, then the keep steps in table order)
+#define NEST_Q4(K0, K1, K2, K3) { \
+    precise vec3 q0 = pj + NR4(K0), q1 = pj + NR4(K1), q2 = pj + NR4(K2), q3 = pj + NR4(K3); \
+    const float f0 = nest_err(nb + 2u * uint(K0), pi, q0), f1 = nest_err(nb + 2u * uint(K1), pi, q1); \
+    const float f2 = nest_err(nb + 2u * uint(K2), pi, q2), f3 = nest_err(nb + 2u * uint(K3), pi, q3); \
+    NEST_KEEP(K0, f0) NEST_KEEP(K1, f1) NEST_KEEP(K2, f2) NEST_KEEP(K3, f3) }
+
+// The four-colour search over the nested table: the two best (first on ties, table order).
+void nest_search4(inout float e0, inout float e1, inout uint i0, inout uint i1)
+{
+    NEST_ROWS(P3)
+    uint ej = 0u; // nested index of (i, j, j)
+    [[dont_unroll]] for (uint i = 0u; i < 17u; i++) {
+        const vec3 pi = P3(i);
+        [[dont_unroll]] for (uint j = i; j < 17u; j++) {
+            const vec3 pj = P3(j);
+            const uint rb = ej - j, nb = g_nt + 2u * rb;
+            if ((CF_OPT & 67108864u) != 0u) {
+                // bit 26: k = j alone (j = 0) or up to the end of j's quad (1-4, 5-8, 9-12, 13-16) one at a
+                // time, then the following quads four at a time
+                switch (j) {
+                case 0u: NEST_E4(0) break;
+                case 2u: NEST_E4(2) case 3u: NEST_E4(3) case 4u: NEST_E4(4) break;
+                case 6u: NEST_E4(6) case 7u: NEST_E4(7) case 8u: NEST_E4(8) break;
+                case 10u: NEST_E4(10) case 11u: NEST_E4(11) case 12u: NEST_E4(12) break;
+                case 14u: NEST_E4(14) case 15u: NEST_E4(15) case 16u: NEST_E4(16) break;
+                default: break;
+                }
+                // the first full quad: the one starting at j (j = 1, 5, 9, 13), else the next one
+                const uint first = (j & 3u) == 1u ? (j >> 2u) : ((j + 3u) >> 2u);
+                switch (first) {
+                case 0u: NEST_Q4(1, 2, 3, 4)
+                case 1u: NEST_Q4(5, 6, 7, 8)
+                case 2u: NEST_Q4(9, 10, 11, 12)
+                case 3u: NEST_Q4(13, 14, 15, 16) break;
+                default: break;
+                }
+            } else {
+                switch (j) { NEST_CASES(NEST_E4) }
+            }
+            ej += 17u - j;
+        }
+    }
+}
+
+// The three-colour search over the nested table: the best (first on ties).
+void nest_search3(inout float e3, inout uint i3)
+{
+    NEST_ROWS(P2)
+    uint ei = 0u; // nested index of (i, i)
+    [[dont_unroll]] for (uint i = 0u; i < 17u; i++) {
+        const vec3 pi = P2(i);
+        const uint rb = ei - i, nb = g_nt + 2u * (NEST4 + rb);
+        switch (i) { NEST_CASES(NEST_E3) }
+        ei += 17u - i;
+    }
+}
+
 // CF_OPT bit 9: one four-colour entry's search error (SEARCH4's loads and cf_err, P3(i) loaded each time).
 float score4(uint e)
 {
@@ -982,7 +1169,10 @@ void main()
     float e0 = F_INF, e1 = F_INF, e3 = F_INF;
     uint i0 = 0u, i1 = 0u, i3 = 0u;
     const uint n4 = head.x, n3 = FOUR_ANY ? 0u : head.y;
-    if ((CF_OPT & 16896u) == 16896u) {
+    g_nt = g_tab + 3u * (head.x + head.y);
+    if (NEST) {
+        nest_search4(e0, e1, i0, i1);
+    } else if ((CF_OPT & 16896u) == 16896u) {
         // bit 14 (with 9): four entries per iteration, kept in table order (e .. e + 3)
         uint e = 0u;
         [[dont_unroll]] for (; e + 3u < n4; e += 4u) {
@@ -1036,10 +1226,17 @@ void main()
     }
     // the four-colour candidates' endpoints while P3 is there
     uint ca0 = 0u, cb0 = 0u, ca1 = 0u, cb1 = 0u;
-    if (e0 < 1e29) entry_endpoints(i0, true, ca0, cb0);
-    if (e1 < 1e29 && is_max()) entry_endpoints(i1, true, ca1, cb1);
+    if (NEST) {
+        if (e0 < 1e29) nest_endpoints(i0, true, ca0, cb0);
+        if (e1 < 1e29 && is_max()) nest_endpoints(i1, true, ca1, cb1);
+    } else {
+        if (e0 < 1e29) entry_endpoints(i0, true, ca0, cb0);
+        if (e1 < 1e29 && is_max()) entry_endpoints(i1, true, ca1, cb1);
+    }
     if ((CF_OPT & 32u) != 0u && n3 > 0u) prefix_p2();
-    if ((CF_OPT & 4u) != 0u) {
+    if (NEST) {
+        if (n3 > 0u) nest_search3(e3, i3);
+    } else if ((CF_OPT & 4u) != 0u) {
         for (uint e = n4; e < n4 + n3; e++) { SEARCH3 }
     } else {
         [[dont_unroll]] for (uint e = n4; e < n4 + n3; e++) { SEARCH3 }
@@ -1053,7 +1250,10 @@ void main()
         uint w3 = 1u;
         if (all) {
             uint ca3 = 0u, cb3 = 0u;
-            if (!FOUR_ANY) entry_endpoints(i3, false, ca3, cb3);
+            if (!FOUR_ANY) {
+                if (NEST) nest_endpoints(i3, false, ca3, cb3);
+                else entry_endpoints(i3, false, ca3, cb3);
+            }
             const uint o = b * C_BLOCK_WORDS + C_OFFSET;
             dst.words[o] = ca0 | (cb0 << 16u);
             dst.words[o + 1u] = ca1 | (cb1 << 16u);
@@ -1064,6 +1264,9 @@ void main()
         return;
     }
     uint ca3 = 0u, cb3 = 0u;
-    if (ok.z) entry_endpoints(i3, false, ca3, cb3);
+    if (ok.z) {
+        if (NEST) nest_endpoints(i3, false, ca3, cb3);
+        else entry_endpoints(i3, false, ca3, cb3);
+    }
     finish_block(b, tr, ok, ca0, cb0, ca1, cb1, ca3, cb3);
 }

@@ -3,6 +3,12 @@
 // packing. Integer palettes (the D3D10 ramps of bc.c, truncating toward zero), first index on ties.
 // Needs enc_bc_common.glsl.
 
+// BC4_ZERO_EXIT: the heuristic returns once its error is 0 (the same result; enc_bc4_max_pool.comp's
+// option bit 22 turns it off for timings of the former code)
+#ifndef BC4_ZERO_EXIT
+#define BC4_ZERO_EXIT true
+#endif
+
 const uint TASK_CHANNELS = (VARIANT == KILN_EBC_BC5U || VARIANT == KILN_EBC_BC5S) ? 2u : 1u;
 const bool SIGNED_CH = VARIANT == KILN_EBC_BC4S || VARIANT == KILN_EBC_BC5S;
 const uint BLOCK_WORDS = VARIANT == KILN_EBC_BC4U || VARIANT == KILN_EBC_BC4S ? 2u : 4u;
@@ -136,12 +142,15 @@ Best heuristic(int v[16], uint q)
     Best best = Best(0xffffffffu, mn, mn);
     if (mn == mx) { consider(best, v, mn, mn); return best; }
     consider(best, v, mx, mn);
+    // error 0: no later pair can replace it (strict improvement only), so the rest changes nothing
+    if (BC4_ZERO_EXIT && best.err == 0u) return best;
     if (q == Q_FAST) {
         if (mn == R_LO || mx == R_HI) consider(best, v, imn, imx);
         return best;
     }
     consider(best, v, imn, imx);
     consider(best, v, mn, mx);
+    if (BC4_ZERO_EXIT && best.err == 0u) return best;
     for (int eight = 0; eight < 2; eight++) {
         int a = eight == 1 ? mx : imn, b = eight == 1 ? mn : imx;
         for (int round = 0; round < 2; round++) {

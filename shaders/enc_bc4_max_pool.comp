@@ -32,13 +32,20 @@
 // 3. Each invocation packs its task with the best pair (or the heuristic's).
 #include "enc_bc_common.glsl"
 layout(local_size_x_id = 0) in;
+// constant_id 5: bits 0-13 the stack entries used (0: all CAP; tests make it small to exercise the
+// overflow path); bit 14 (bench, wrong bytes): step 1 only, no search; bit 22 (bench): the heuristic
+// without its return at error 0 (the former code; the same bytes)
+layout(constant_id = 5) const uint POOL_OPT = 0;
+#define BC4_ZERO_EXIT ((POOL_OPT & 4194304u) == 0u)
 #include "enc_bc4.glsl"
 
-// constant_id 5: bits 0-13 the stack entries used (0: all CAP; tests make it small to exercise the
-// overflow path); bit 14 (bench, wrong bytes): step 1 only, no search
-layout(constant_id = 5) const uint POOL_OPT = 0;
 const uint CAP_LIMIT = POOL_OPT & 16383u;
 const bool NO_SEARCH = (POOL_OPT & 16384u) != 0u;
+// bit 16 (the default, KILN_EBC_BC4_POOL_OPT): step 1 without dynamically indexed arrays (a sorting
+// network, the distinct values written straight to shared memory, the k-means DP over the 16 sorted values
+// unrolled; helper bc4max); bit 17 (bench): no spacing bound (emin = 0: valid, only weaker)
+const bool S1_REGS = (POOL_OPT & 65536u) != 0u;
+const bool NO_SPACING = (POOL_OPT & 131072u) != 0u;
 
 // one task per invocation in step 1; the workgroup size (64 or 128; the task's index in a cell has 8
 // bits) is the host's choice, the stack 32 entries per invocation (128: 31 KB of shared memory)
@@ -135,6 +142,79 @@ bool visit(uint tl, int mode, int lev, int r0, int c0)
     return true;
 }
 
+// Step 1 of a task with H > 0 from its 16 values, without dynamically indexed arrays (every index a
+// constant once the loops are unrolled): the values sorted by Batcher's odd-even merge network (63
+// compare-exchanges), the distinct values and their counts written straight to s_val in the evaluation
+// order, and the k-means bounds emin[1..7] by the DP of step 1 run over the 16 sorted values with their
+// repeats (a partition may then split equal values, which gives no cost below the optimum, and the
+// optimum itself, a partition into runs of the sorted distinct values, is among them: the same minimum);
+// the last row (7 levels) only for all 16 values. The group cost of values [i, j) is
+// (c * sum x^2 - (sum x)^2) / c with c = j - i a constant: an exact integer (< 2^24, so exact as a float)
+// times the float reciprocal of c; a few roundings of relative size 2^-24, well inside the 2^-12 the
+// bounds give away (emin x (1 - 1/4096)). Any valid lower bounds keep the result exact: the bounds only
+// decide which cells are skipped, never which pair wins.
+#define CE(a, b) { const int lo_ = min(s[a], s[b]); s[b] = max(s[a], s[b]); s[a] = lo_; }
+void step1_regs(int v[16], uint lid)
+{
+    int s[16];
+    [[unroll]] for (int t = 0; t < 16; t++) s[t] = v[t];
+    CE(0, 1) CE(2, 3) CE(4, 5) CE(6, 7) CE(8, 9) CE(10, 11) CE(12, 13) CE(14, 15) CE(0, 2) CE(1, 3)
+    CE(4, 6) CE(5, 7) CE(8, 10) CE(9, 11) CE(12, 14) CE(13, 15) CE(1, 2) CE(5, 6) CE(9, 10) CE(13, 14)
+    CE(0, 4) CE(1, 5) CE(2, 6) CE(3, 7) CE(8, 12) CE(9, 13) CE(10, 14) CE(11, 15) CE(2, 4) CE(3, 5)
+    CE(10, 12) CE(11, 13) CE(1, 2) CE(3, 4) CE(5, 6) CE(9, 10) CE(11, 12) CE(13, 14) CE(0, 8) CE(1, 9)
+    CE(2, 10) CE(3, 11) CE(4, 12) CE(5, 13) CE(6, 14) CE(7, 15) CE(4, 8) CE(5, 9) CE(6, 10) CE(7, 11)
+    CE(2, 4) CE(3, 5) CE(6, 8) CE(7, 9) CE(10, 12) CE(11, 13) CE(1, 2) CE(3, 4) CE(5, 6) CE(7, 8)
+    CE(9, 10) CE(11, 12) CE(13, 14)
+    int n = 1;
+    [[unroll]] for (int i = 1; i < 16; i++) n += s[i] != s[i - 1] ? 1 : 0;
+    // distinct value j (ascending) goes to evaluation slot 2 (n - 1 - j) (the upper half: max first)
+    // or 2 j + 1 (the lower half), i.e. max, min, then alternately inwards
+    {
+        int j = n, next = 16;
+        [[unroll]] for (int i = 15; i >= 0; i--) {
+            if (i == 0 || s[i] != s[i - 1]) {
+                j--;
+                const int k = j >= (n >> 1) ? 2 * (n - 1 - j) : 2 * j + 1;
+                s_val[lid * 17u + uint(k)] = uint(s[i] - R_LO) | (uint(next - i) << 16u);
+                next = i;
+            }
+        }
+    }
+    const int w = s[15] - s[0] + (SIGNED_CH ? 1 : 0);
+    s_meta[lid] = uint(n) | (uint(w) << 8u) | (s[0] == R_LO ? 1u << 20u : 0u) | (s[15] == R_HI ? 1u << 21u : 0u);
+    float emin[8];
+    [[unroll]] for (int k = 0; k < 8; k++) emin[k] = 0.0;
+    if (!NO_SPACING) {
+        int P[17], Q[17];
+        P[0] = 0;
+        Q[0] = 0;
+        [[unroll]] for (int i = 0; i < 16; i++) {
+            P[i + 1] = P[i] + s[i];
+            Q[i + 1] = Q[i] + s[i] * s[i];
+        }
+        float E[17]; // row k - 1: E[j] the least error of k - 1 levels over the first j sorted values
+        E[0] = 0.0;
+        [[unroll]] for (int j = 1; j <= 16; j++) E[j] = float(j * Q[j] - P[j] * P[j]) * (1.0 / float(j));
+        emin[1] = E[16];
+        [[unroll]] for (int k = 2; k <= 7; k++) {
+            // rows 2..6 whole (row k + 1 reads every column of row k), row 7 only at j = 16
+            [[unroll]] for (int j = 16; j >= 2; j--) {
+                if (k == 7 && j != 16) continue;
+                float b = E[j];
+                [[unroll]] for (int i = 1; i < j; i++) {
+                    const int dq = Q[j] - Q[i], ds = P[j] - P[i];
+                    b = min(b, E[i] + float((j - i) * dq - ds * ds) * (1.0 / float(j - i)));
+                }
+                E[j] = b; // descending j: E[i < j] still hold row k - 1
+            }
+            emin[k] = E[16];
+        }
+        [[unroll]] for (int k = 1; k < 8; k++) emin[k] *= 1.0 - 1.0 / 4096.0;
+    }
+    [[unroll]] for (int k = 1; k < 8; k++) s_emin[lid * 9u + uint(k)] = emin[k];
+    s_emin[lid * 9u + 8u] = 0.0;
+}
+
 uint cell_item(uint tl, int mode, int lev, int r0, int c0)
 {
     return tl | (uint(mode) << 8u) | (uint(lev) << 9u) | (uint(r0) << 13u) | (uint(c0) << 21u);
@@ -156,7 +236,9 @@ void main()
         H = h.err;
         ha = h.a;
         hb = h.b;
-        if (H > 0u) {
+        if (H > 0u && S1_REGS) {
+            step1_regs(v, lid);
+        } else if (H > 0u) {
             int s[16];
             for (int t = 0; t < 16; t++) s[t] = v[t];
             for (int i = 1; i < 16; i++) {

@@ -16,7 +16,7 @@
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0) in; // = BPW x LANES: BPW blocks per workgroup
-layout(constant_id = 1) const uint LANES = 8u; // invocations per block: 4, 8 or 16 (kernel A enc_bc6h_haw: 16 or 32)
+layout(constant_id = 1) const uint LANES = 8u; // invocations per block: 4, 8 or 16 (kernel A enc_bc6h_haw: 16, 20 or 32)
 layout(constant_id = 2) const uint RG = 2u;    // jobs given the least-squares passes (groups): 1, 2, 4; <= LANES
 layout(constant_id = 3) const bool SF = false;  // BC6H SF16 (= the push constant sf)
 layout(constant_id = 4) const bool SUM2 = false; // two-step sums in the refinement (TRANSPOSE below)
@@ -128,6 +128,12 @@ const bool NE2 = (OPT & 1024u) != 0u;
 // measure, kernel B's passes) and of the refinement's first normal equations kept as loops (bound TPL + the runtime
 // zero) instead of unrolled: the same arithmetic per texel in the same order, fewer live values
 const bool AROLL = (OPT & 2048u) != 0u;
+// OPT bit 12 (MERGE3; helper bc6hhigh, 2026-11-26): phase 3's block ranking by merging the lanes' lists instead of rank
+// counting. Each lane's list is sorted by (error, key) (insertions are strict, keys increase in insertion order, keys are
+// unique), so the block's best K are the first K of the merged lists: lanes ln < NL / 4 merge lists 4 ln .. 4 ln + 3 into
+// their first MAXK entries, then lane 0 merges those (NL / 4 lists); the same total order as the rank counts, so the same
+// jobs in the same order (the rank counts compare every entry with all NL x MAXK: 16 x the work at 16 lanes)
+const bool MERGE3 = (OPT & 4096u) != 0u;
 
 // HL_TRIM (enc_bc6h_hat.comp / enc_bc6h_hbt.comp, KILN_BC6H_HIGH_TRIM=1; helper bc6hfast, 2026-11-26): each kernel of the
 // split declares the arrays only the other kernel uses with one entry per block (kernel A: the refinement's s_qn, s_rerr,
@@ -629,6 +635,33 @@ void score_var1(uint n, uint slot, uint mi, vec3 u0, inout float kv[MAXK], inout
     list_add(e, n * 2u + 1u, slot | mi << 4 | 1u << 8, two, kv, kk, kc, lv, lk, lc);
 }
 
+// MERGE3: the first MAXK entries (by (x, y)) of M sorted lists of MAXK entries at s_red[base + k * stride + i], k < M, i < MAXK
+// (M <= 8); out[i].xyz = entry i's value, key, code
+void merge_lists(uint base, uint stride, uint M, out vec3 outv[MAXK])
+{
+    uint pos[8];
+    vec3 head[8];
+    [[unroll]] for (uint k = 0u; k < 8u; k++) {
+        pos[k] = 0u;
+        head[k] = k < M ? s_red[base + k * stride][B].xyz : vec3(1.0 / 0.0, 1e30, 0.0);
+    }
+    [[unroll]] for (uint i = 0u; i < MAXK; i++) {
+        uint bk = 0u;
+        vec3 bv = head[0];
+        [[unroll]] for (uint k = 1u; k < 8u; k++)
+            if (k < M && (head[k].x < bv.x || (head[k].x == bv.x && head[k].y < bv.y))) {
+                bv = head[k];
+                bk = k;
+            }
+        outv[i] = bv;
+        [[unroll]] for (uint k = 0u; k < 8u; k++)
+            if (k == bk) {
+                pos[k]++;
+                head[k] = pos[k] < MAXK ? s_red[base + k * stride + pos[k]][B].xyz : vec3(1.0 / 0.0, 1e30, 0.0);
+            }
+    }
+}
+
 void main()
 {
     const uint lid = gl_LocalInvocationID.x;
@@ -931,7 +964,20 @@ void main()
                                         : vec4(kv[i], float(kk[i]), float(kc[i]), 0.0);
     s_red[NL * MAXK + ln][b] = vec4(lv, float(lk), float(lc), 0.0);
     barrier();
-    if (RANKV) { // the lane's entries ln + NL k, k < MAXK
+    if (MERGE3) { // the lanes' sorted lists merged: lanes ln < NL / 4 four lists each, then lane 0 those NL / 4
+        const uint NM = NL >= 4u ? NL / 4u : 1u, PER = NL / NM;
+        vec3 mo[MAXK];
+        if (ln < NM) { // only this lane reads its lists: their first MAXK entries become its merged list
+            merge_lists(ln * PER * MAXK, MAXK, PER, mo);
+            [[unroll]] for (uint i = 0u; i < MAXK; i++) s_red[ln * PER * MAXK + i][b].xyz = mo[i];
+        }
+        barrier();
+        if (ln == 0u) {
+            merge_lists(0u, PER * MAXK, NM, mo);
+            [[unroll]] for (uint i = 0u; i < MAXK; i++)
+                if (i < nkeep) s_jc[i][b] = (mo[i].x < 1.0 / 0.0 || i == 0u) ? uint(mo[i].z) : 0xFFFFu;
+        }
+    } else if (RANKV) { // the lane's entries ln + NL k, k < MAXK
         vec2 me[MAXK];
         uint rk[MAXK];
         [[unroll]] for (uint k = 0u; k < MAXK; k++) {

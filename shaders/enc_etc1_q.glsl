@@ -23,13 +23,29 @@
 // diff_search special case), the +-a modifiers become 0, selector 2 is the transparent one, the opaque
 // bit is 0; a block with no opaque pixel is the CPU's fixed block. RGB A1 at FAST: transparent blocks
 // take the search with FAST effort, the others the CPU's kiln__etc1_fast (invocation 0, step 3).
+// Step 2 with BOXSKIP (specialisation constant 2, helper etc2max; gpu_encode_etc.c KILN_GPU_ETC1_BOXSKIP): the
+// CPU runs few of the 8 box searches (at max on real images 1-6 %: the free optima fit, the flip is pruned, or
+// the candidate cannot beat the best), so each block's invocations first replay step 3 without the box results
+// (they only lower the best error: the replayed best is an upper bound of the CPU's at every point, so a box
+// search the CPU runs passes the replayed tests; exact superset) and run only the box searches that pass.
+// BOXSKIP 1: each invocation runs its own (if it passes); 2: the passing searches of the workgroup are listed
+// in shared memory and run by its first invocations (whole subgroups without one skip step 2). The workgroup
+// size is specialisation constant 0 (a multiple of 8; gpu_encode_etc.c asks for 256 with BOXSKIP 2: one
+// subgroup then runs the ~15 listed searches of 32 blocks on rock at max, where 64 kept one busy per 8 blocks).
 // Barriers only (no subgroup operations): correct for every subgroup size. The fixed 8-wide loops are
 // unrolled (lavapipe caps the loop iterations of an invocation, see enc_etc1_seed.comp).
 // Input (binding 0): the image's RGBA8 words. Output (binding 1): OUT4 = 0: 2 words per block (the
 // big-endian bytes); OUT4 = 1 (ETC2): 4 words per block, gpu_etc2_th.h's kiln_etc2_gpu_block (the
 // error etc_sol.err of the chosen solution, flags 0, the bytes), which enc_etc2_planar.comp continues.
-layout(local_size_x = 64) in;
-layout(constant_id = 1) const uint OUT4 = 0u; // (0 is the workgroup size, vk.h)
+layout(local_size_x_id = 0) in;                // the workgroup size (vk.h), a multiple of 8; 64 by default
+layout(constant_id = 1) const uint OUT4 = 0u;
+layout(constant_id = 2) const uint BOXSKIP = 0u; // step 2: 0 every box search, 1 / 2 the needed ones (above)
+// TOPFIX (constant 3, KILN_GPU_ETC1_TOPFIX): 1 = sub_search's two sorted lists (the model's top and the exact
+// errors) kept with constant indices only (each insertion as a rank and a select per slot, unrolled), so that
+// they can stay in registers; the same order as the insertion loops (stable: a new entry after equal ones).
+// Lavapipe runs it ~5x faster; the H100 ~20 % slower (its compiler keeps the lists in registers already): off.
+layout(constant_id = 3) const uint TOPFIX = 0u;
+const uint WG = gl_WorkGroupSize.x;
 
 layout(push_constant) uniform Push {
     uint width, height; // image size
@@ -60,12 +76,14 @@ const int Q5_FIRST[33] = int[33](0, 5, 13, 21, 29, 38, 46, 54, 62, 70, 79, 87, 9
                                  161, 169, 177, 186, 194, 202, 210, 218, 227, 235, 243, 251, 256);
 const int Q4_FIRST[17] = int[17](0, 9, 26, 43, 60, 77, 94, 111, 128, 145, 162, 179, 196, 213, 230, 247, 256);
 
-shared uint s_px[128];
-shared uint s_le[64 * 4]; // candidate lists: exact error
-shared uint s_lq[64 * 4]; //                  colour (3 x 5 bits) | table << 15
-shared int s_ln[64];
-shared uint s_be[64];     // box searches: best exact error (0xffffffff: not run)
-shared uint s_bq[64];
+shared uint s_px[WG * 2u];
+shared uint s_le[WG * 4u]; // candidate lists: exact error
+shared uint s_lq[WG * 4u]; //                  colour (3 x 5 bits) | table << 15
+shared int s_ln[WG];
+shared uint s_be[WG];     // box searches: best exact error (0xffffffff: not run)
+shared uint s_bq[WG];
+shared uint s_njob;       // BOXSKIP 2: the box searches to run (invocation ids)
+shared uint s_job[WG];
 
 ivec3 rgb(uint v) { return ivec3(int(v & 255u), int((v >> 8u) & 255u), int((v >> 16u) & 255u)); }
 
@@ -233,6 +251,30 @@ int sub_search(int bits, ivec3 blo, ivec3 bhi, int krange, int kstep, int top, o
         const int score = d + 8 * gmin;
 #endif
         // top_insert
+        if (TOPFIX != 0u) {
+            // rank = entries not above score (the list is sorted); rank == cap: not taken (full, score >= last)
+            bool dup = false;
+            int rank = 0;
+            [[unroll]] for (int i = 0; i < 4; i++) {
+                dup = dup || (i < mn && mq[i] == s);
+                rank += (i < mn && me[i] <= score) ? 1 : 0;
+            }
+            if (dup || rank >= cap) continue;
+            [[unroll]] for (int i = 3; i >= 1; i--) {
+                if (i > rank) {
+                    me[i] = me[i - 1];
+                    mq[i] = mq[i - 1];
+                }
+            }
+            [[unroll]] for (int i = 0; i < 4; i++) {
+                if (i == rank) {
+                    me[i] = score;
+                    mq[i] = s;
+                }
+            }
+            mn = min(mn + 1, cap);
+            continue;
+        }
         bool dup = false;
         for (int i = 0; i < mn; i++) dup = dup || mq[i] == s;
         if (dup) continue;
@@ -247,6 +289,30 @@ int sub_search(int bits, ivec3 blo, ivec3 bhi, int krange, int kstep, int top, o
         mq[i] = s;
     }
     int n = 0;
+    if (TOPFIX != 0u) {
+        [[unroll]] for (int c = 0; c < 4; c++) {
+            if (c >= mn) break;
+            int t;
+            const uint e = sub_best(xq3(mq[c], bits), t);
+            const uint qw = uint(mq[c].x) | (uint(mq[c].y) << 5u) | (uint(mq[c].z) << 10u) | (uint(t) << 15u);
+            int rank = 0;
+            [[unroll]] for (int j = 0; j < 4; j++) rank += (j < n && le[j] <= e) ? 1 : 0;
+            [[unroll]] for (int j = 3; j >= 1; j--) {
+                if (j > rank) {
+                    le[j] = le[j - 1];
+                    lq[j] = lq[j - 1];
+                }
+            }
+            [[unroll]] for (int j = 0; j < 4; j++) {
+                if (j == rank) {
+                    le[j] = e;
+                    lq[j] = qw;
+                }
+            }
+            n++;
+        }
+        return n;
+    }
     for (int c = 0; c < mn; c++) {
         int t;
         const uint e = sub_best(xq3(mq[c], bits), t);
@@ -366,13 +432,75 @@ void etc1_fast_a1(uint base)
 }
 #endif
 
+// The opaque pixels of the block whose pixels start at s_px[base] (all 16 unless ETC_A1).
+uint block_mask(uint base)
+{
+    uint m = 0xffffu;
+#if ETC_A1
+    m = 0u;
+    for (uint p = 0u; p < 16u; p++)
+        if ((s_px[base + p] >> 24u) >= pc.athr) m |= 1u << p;
+#endif
+    return m;
+}
+
+// BOXSKIP: step 3's sequence for the block of invocations g..g+7 up to flip `flip`'s box searches, without the
+// box results (they only lower the best error): ub gets the best error then (>= the CPU's), and the result says
+// whether the CPU can reach that flip's box searches (not when the free optima's sum reaches ub, nor when they fit).
+bool boxes_reached(uint g, int flip, out uint ub)
+{
+    uint be = 0xffffffffu;
+    bool reach = false;
+    for (int f = 0; f <= flip; f++) {
+        const uint li = g + uint(4 * f), ld = li + 2u;
+        reach = false;
+        if (ETC_A1 == 0) be = min(be, s_le[li * 4u] + s_le[(li + 1u) * 4u]);
+        const int n0 = half_count(f, 0), n1 = half_count(f, 1);
+        if (n0 == 0 || n1 == 0) {
+            be = min(be, s_le[(n0 != 0 ? ld : ld + 1u) * 4u]);
+            continue;
+        }
+        if (s_le[ld * 4u] + s_le[(ld + 1u) * 4u] >= be) continue;
+        bool found = false;
+        for (int i = 0; i < s_ln[ld]; i++)
+            for (int j = 0; j < s_ln[ld + 1u]; j++) {
+                const uint qa = s_lq[ld * 4u + uint(i)], qb = s_lq[(ld + 1u) * 4u + uint(j)];
+                if (!delta_ok(qa, qb)) continue;
+                be = min(be, s_le[ld * 4u + uint(i)] + s_le[(ld + 1u) * 4u + uint(j)]);
+                if (i == 0 && j == 0) found = true;
+            }
+        reach = !found;
+    }
+    ub = be;
+    return reach;
+}
+
+// Step 2's box search of invocation j (flip, side, k from j & 7) into s_be[j] / s_bq[j]; the block's pixels at
+// s_px[(j >> 3) * 16], omask / tr already that block's.
+void box_search(uint j, int krange, int kstep, int box_exact)
+{
+    const uint gj = j & ~7u, rj = j & 7u;
+    const int flip = int(rj >> 2u), side = int((rj >> 1u) & 1u), k = int(rj & 1u);
+    const uint la = gj + uint(4 * flip + 2 + side);
+    const ivec3 a = qof(s_lq[la * 4u + uint(k)]);
+    ivec3 lo = side == 0 ? a - ivec3(4) : a - ivec3(3);
+    ivec3 hi = side == 0 ? a + ivec3(3) : a + ivec3(4);
+    lo = max(lo, ivec3(0));
+    hi = min(hi, ivec3(31));
+    load_half((j >> 3u) * 16u, flip, 1 - side);
+    uint le[4], lq[4];
+    sub_search(5, lo, hi, krange, kstep, box_exact, le, lq);
+    s_be[j] = le[0];
+    s_bq[j] = lq[0];
+}
+
 void main()
 {
     const uint lid = gl_LocalInvocationID.x;
     const uint g = lid & ~7u;  // first invocation of the block
     const uint r = lid & 7u;
     const uint base = (lid >> 3u) * 16u;
-    const uint block = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 8u + (lid >> 3u);
+    const uint block = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * (WG / 8u) + (lid >> 3u);
     const bool live = block < pc.nblocks;
     wt = ivec3(pc.w0, pc.w1, pc.w2);
     W = pc.w0 + pc.w1 + pc.w2;
@@ -392,13 +520,9 @@ void main()
             s_px[base + p] = 0u;
         }
     }
+    if (lid == 0u) s_njob = 0u;
     barrier();
-    omask = 0xffffu;
-#if ETC_A1
-    omask = 0u;
-    for (uint p = 0u; p < 16u; p++)
-        if ((s_px[base + p] >> 24u) >= pc.athr) omask |= 1u << p;
-#endif
+    omask = block_mask(base);
     tr = omask != 0xffffu;
     // RGB A1 at FAST, opaque block: kiln__etc1_fast (step 3), no search
     const bool fast_path = pc.quality == 0 && !tr;
@@ -426,21 +550,32 @@ void main()
     if (!fast_path) {
         const int flip = int(r >> 2u), side = int((r >> 1u) & 1u), k = int(r & 1u);
         const uint la = g + uint(4 * flip + 2 + side); // list of the differential search of half `side`
-        uint be = 0xffffffffu, bq = 0u;
-        if (k < box_top && k < s_ln[la] && half_count(flip, 0) > 0 && half_count(flip, 1) > 0) {
-            const ivec3 a = qof(s_lq[la * 4u + uint(k)]);
-            ivec3 lo = side == 0 ? a - ivec3(4) : a - ivec3(3);
-            ivec3 hi = side == 0 ? a + ivec3(3) : a + ivec3(4);
-            lo = max(lo, ivec3(0));
-            hi = min(hi, ivec3(31));
-            load_half(base, flip, 1 - side);
-            uint le[4], lq[4];
-            sub_search(5, lo, hi, krange, kstep, box_exact, le, lq);
-            be = le[0];
-            bq = lq[0];
+        bool run = k < box_top && k < s_ln[la] && half_count(flip, 0) > 0 && half_count(flip, 1) > 0;
+        if (BOXSKIP != 0u && run) {
+            uint ub;
+            run = boxes_reached(g, flip, ub) && s_le[la * 4u + uint(k)] + s_le[(g + uint(4 * flip + 3 - side)) * 4u] < ub;
         }
-        s_be[lid] = be;
-        s_bq[lid] = bq;
+        s_be[lid] = 0xffffffffu;
+        s_bq[lid] = 0u;
+        if (run) {
+            if (BOXSKIP == 2u)
+                s_job[atomicAdd(s_njob, 1u)] = lid;
+            else
+                box_search(lid, krange, kstep, box_exact);
+        }
+    }
+    if (BOXSKIP == 2u) {
+        // the listed searches, one per invocation from the first (each with its block's opaque pixels)
+        barrier();
+        const uint nj = s_njob;
+        for (uint i = lid; i < nj; i += WG) {
+            const uint j = s_job[i];
+            omask = block_mask((j >> 3u) * 16u);
+            tr = omask != 0xffffu;
+            box_search(j, krange, kstep, box_exact);
+        }
+        omask = block_mask(base);
+        tr = omask != 0xffffu;
     }
     barrier();
 

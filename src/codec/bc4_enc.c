@@ -188,12 +188,14 @@ static void heuristic(const int v[16], bc4_range r, kiln_quality q, bc4_best *be
         return;
     }
     consider(best, v, mx, mn, r);                   /* eight-value mode */
+    if (best->err == 0) return; /* nothing later can replace it (strict improvement only) */
     if (q == KILN_QUALITY_FAST) {
         if (mn == r.lo || mx == r.hi) consider(best, v, imn, imx, r); /* six-value mode */
         return;
     }
     consider(best, v, imn, imx, r);
     consider(best, v, mn, mx, r); /* six-value over the whole range */
+    if (best->err == 0) return;
     /* least-squares refinement of both modes */
     for (int eight = 0; eight < 2; eight++) {
         int a = eight ? mx : imn, b = eight ? mn : imx;

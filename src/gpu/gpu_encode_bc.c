@@ -65,6 +65,11 @@
  * pool): bc4 27.67, 27.54 / 18.41, 18.38; bc5 37.19, 36.75 / 31.05, 31.07; bc4-snorm 33.13 / 25.64; bc3 11.66 /
  * 11.81 (its alpha); a workgroup of 128 (KILN_GPU_BC4_POOL_WG) 22.79, 22.78 for bc4. */
 #define KILN_EBC_BC4_MAX_DEFAULT "pool"
+/* enc_bc4_max_pool.comp's option bits 16+ by default (KILN_GPU_BC4_POOL_OPT replaces them; helper bc4max):
+ * 65536 = step 1 in registers. H100 2026-11-26 11:49 UTC, `gpu_encode --size 4096 --formats bc4 --qualities max
+ * --runs 5 --no-cpu`, kernel min ms, two rounds: 4194304 (the former code) 17.39, 17.41; 0 (the heuristic's
+ * return at error 0) 16.58, 16.55; 65536 15.48, 15.42. */
+#define KILN_EBC_BC4_POOL_OPT 65536u
 /* The cluster-fit shader: 1 = enc_bc1_cf.comp (candidates refined on one invocation each), 2 =
  * enc_bc1_cf2.comp (texel loads, ranks, prefix sums and the refinement's scoring / channel steps
  * split over the block's invocations); KILN_GPU_CF_DESIGN=1 or 2 overrides it. H100 2026-11-25, 2048^2
@@ -115,7 +120,7 @@
  * refinement's products in float, 21 = the channel steps' rounding by magic adds, 22 = the search setup's
  * products in float (8-bit sources), 23 = the search's prefix sums as 16-byte shared words. KILN_GPU_CF_OPT takes
  * 0..KILN_EBC_CF3_OPT_MAX2 without bit 15. */
-#define KILN_EBC_CF3_OPT_MAX2 16777215u
+#define KILN_EBC_CF3_OPT_MAX2 536870911u /* bits 24-28 (helper bc1max): the nested searches, channel_step's b terms */
 /* the bits at high quality (KILN_EBC_CF3_OPT: at max); KILN_GPU_CF_OPT overrides both */
 #define KILN_EBC_CF3_OPT_HIGH KILN_EBC_CF3_OPT
 /* BC1 / BC1a at high and max since the H200 run of 2026-11-26 05:20 UTC (lead, helper bc1split's final script on the
@@ -131,8 +136,10 @@
  * kernel min ms): 24481 8.913 / 8.907, 24481 + bits 16-22 = 8347553 7.801, + bits 16-23 8.323 / 8.322; BC3 2048^2
  * (`--formats bc3 --qualities max|high --runs 3 --cpu-runs 1`, every row the CPU's bytes): max 33 3.026 / 3.046,
  * 24481 2.127 / 2.117, 16736161 2.043 / 2.041; high 33 2.399, 24481 1.519, 16736161 1.606. So max takes 8347553 and
- * high 24481, for BC3 as well (BC3 had 33). */
-#define KILN_EBC_CF3_OPT_COLOUR_MAX 8347553u
+ * high 24481, for BC3 as well (BC3 had 33). Max + bit 27 (helper bc1max; the lead's H100 run of 2026-11-26 11:47-11:49
+ * UTC, same command, alternated): 8347553 7.799 / 7.804, 142565281 7.625 / 7.625; bits 24-26 (the nested searches)
+ * were slower there (8.56-9.17: 154 registers instead of 83) and stay opt-in. */
+#define KILN_EBC_CF3_OPT_COLOUR_MAX 142565281u
 #define KILN_EBC_CF3_OPT_COLOUR_HIGH KILN_EBC_CF3_OPT_BC1
 #define KILN_EBC_CF3_REFINE 32768u
 #define KILN_EBC_CF3_SPLIT 128u
@@ -341,6 +348,31 @@ static size_t cf_table_words(uint32_t *w)
             }
         }
     }
+    /* enc_bc1_cf3.comp's CF_OPT bit 24 (NEST): every four-colour (i, j, k) (i <= j <= k <= 16, 969) and
+     * three-colour (i, j) (153) in table order, 8 words each: Ah, Bh, C, ijk, p1..p4; the entries dropped
+     * above (rank-1 partitions) as sentinels Ah = 1e30, p2 = -1e30, the rest 0: a = top where the block's
+     * total is > 0 and b = 0, so the search error is >= ~2e34 (the shader keeps neither) */
+    for (int four = 1; four >= 0; four--)
+        for (int i = 0; i <= 16; i++)
+            for (int j = i; j <= 16; j++)
+                for (int k = four ? j : 16; k <= 16; k++) {
+                    const int e = four ? k_cf4_start[i] * 16 + (k_cf4_qoff[j] + (k - j) - k_cf4_qoff[i])
+                                       : k_cf4_qoff[i] + (j - i);
+                    const float(*t)[16] = four ? k_cf4[e / 16] : k_cf3[e / 16];
+                    if (w) {
+                        const float big = 1e30f, nbig = -1e30f;
+                        const int keep = t[7][e % 16] < 1e29f;
+                        for (int r = 0; r < 3; r++) memcpy(&w[o + (size_t)r], &t[r][e % 16], 4);
+                        w[o + 3] = (uint32_t)i | (uint32_t)j << 8 | (uint32_t)(four ? k : 0) << 16;
+                        for (int r = 3; r < 7; r++) memcpy(&w[o + 1 + (size_t)r], &t[r][e % 16], 4);
+                        if (!keep) {
+                            memcpy(&w[o], &big, 4);
+                            w[o + 1] = w[o + 2] = w[o + 4] = w[o + 6] = w[o + 7] = 0;
+                            memcpy(&w[o + 5], &nbig, 4);
+                        }
+                    }
+                    o += 8;
+                }
     if (w) {
         const float one = 1.0f;
         w[0] = n[0];
@@ -453,6 +485,7 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                     opt = (uint32_t)v;
                 }
                 if ((opt & 4096u) && !cf_pens_zero()) opt &= ~4096u;
+                if ((opt & 16777216u) && !cf_pens_zero()) opt &= ~16777216u; /* NEST assumes penalty +0 too */
                 ps->per_task = 1;
                 ps->spec[4] = opt;
                 /* shared memory per block: 472 bytes (8-bit sources; 268 with CF_OPT 32), 664 (16-bit
@@ -524,7 +557,7 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
             /* KILN_GPU_BC4_MAX (bench, tests): "quadtree" enc_bc4_max, one invocation walking its task's
              * quadtree; "pool" (default) enc_bc4_max_pool, the quadtree cells of a workgroup's tasks in one shared
              * pool (helper bc4lanes; KILN_GPU_BC4_POOL_CAP=N shrinks its stack: tests of the overflow
-             * path; KILN_GPU_BC4_POOL_WG=64|128 its workgroup); "v1" the first design, a workgroup
+             * path; KILN_GPU_BC4_POOL_WG=32|64|128 its workgroup); "v1" the first design, a workgroup
              * per task */
             const char *design = getenv("KILN_GPU_BC4_MAX");
             if (!design || !design[0]) design = KILN_EBC_BC4_MAX_DEFAULT;
@@ -547,13 +580,25 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                     ps->spec[4] = (uint32_t)c;
                 }
                 if (wg && wg[0]) { /* workgroup size = tasks sharing a pool (bench; 128: 31 KB of shared memory) */
-                    if (strcmp(wg, "64") != 0 && strcmp(wg, "128") != 0)
-                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_POOL_WG=%s is not 64 or 128", wg);
+                    if (strcmp(wg, "32") != 0 && strcmp(wg, "64") != 0 && strcmp(wg, "128") != 0)
+                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_POOL_WG=%s is not 32, 64 or 128", wg);
                     ps->local = (uint32_t)atoi(wg);
                 }
                 const char *diag = getenv("KILN_GPU_BC4_POOL_DIAG"); /* bench: 1 = no search (wrong bytes) */
                 if (diag && strcmp(diag, "1") == 0) ps->spec[4] |= 16384u;
                 if (diag && strcmp(diag, "2") == 0) ps->spec[4] |= 32768u;
+                /* KILN_GPU_BC4_POOL_OPT (bench, tests; helper bc4max): the shader's option bits 16+
+                 * (enc_bc4_max_pool.comp), replacing the default KILN_EBC_BC4_POOL_OPT */
+                const char *popt = getenv("KILN_GPU_BC4_POOL_OPT");
+                uint32_t pool_opt = KILN_EBC_BC4_POOL_OPT;
+                if (popt && popt[0]) {
+                    char *end;
+                    unsigned long o = strtoul(popt, &end, 0);
+                    if (*end || (o & 0xffffu) != 0 || o > 0xffffffffu)
+                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_POOL_OPT=%s: only bits 16-31", popt);
+                    pool_opt = (uint32_t)o;
+                }
+                ps->spec[4] |= pool_opt;
             } else {
                 return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_MAX=%s is not v1, quadtree or pool", design);
             }
@@ -567,6 +612,10 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
      * as it overlaps the one-pass colour encoder: the H200 run of 2026-11-26 04:34 UTC had BC3 high 2.40 ms in
      * one pass and 6.3-9.5 ms split with the refine pass before the alpha pass) */
     if (split) plan->pass[plan->npass++] = refine;
+    /* bench only (helper bc1max): KILN_GPU_CF_BENCH_NO_REFINE=1 drops the split's refine pass, so the kernel
+     * time is the search pass's alone (the bytes are then wrong) */
+    const char *nre = getenv("KILN_GPU_CF_BENCH_NO_REFINE");
+    if (split && nre && nre[0] == '1') plan->npass--;
     /* seed: PRELOAD from the environment (bench / tests: KILN_GPU_PRELOAD=0 reads texels directly) */
     const char *pre = getenv("KILN_GPU_PRELOAD");
     if (seed && pre && pre[0] == '0')

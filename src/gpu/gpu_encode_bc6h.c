@@ -83,7 +83,9 @@ static const uint32_t bc6h_hl_cfg[4] = {4, 4, 3, 2}; /* P, K, L, R */
  * enc_bc6h_hr.comp. H100 2026-11-25 21:33 UTC (bench_bc6h --gpu-size 4096 --reps 7 --qualities high
  * --pipeline-stats, one process per setting): UF16 33.8-34.1 -> 30.7 ms, SF16 37.4-37.5 -> 33.7 ms, registers
  * 192 -> 160 (docs/PERFORMANCE.md) */
-#define BC6H_HL_OPT 7u
+#define BC6H_HL_OPT 4103u /* 7 + bit 12 (MERGE3: phase 3's ranking by merging the lanes' sorted lists; helper bc6hhigh): the
+ * same bytes (only comparisons change; H100 2026-11-26 11:50 UTC, bench_bc6h --gpu-size 4096: UF16 edcb1298385ffbb3, SF16
+ * fab77cab94836203 as OPT 7), kernel A at 16 lanes 90 instead of 106 registers, kernel min 24.12 vs 25.11 ms (one run each) */
 #define BC6H_HL_SPAN 2u  /* its mode filter's precision span (PREC_SPAN) */
 /* GPU high in two kernels (KILN_BC6H_HIGH_SPLIT; helper bc6hsplit, 2026-11-26): kernel A (enc_bc6h_ha.comp: phases
  * 0-4, the choice of the jobs to refine) hands BC6H_HO_WORDS words per refined job and block (enc_bc6h_hl.glsl's
@@ -172,8 +174,8 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
 {
     /* qcfg != NULL: enc_bc6h_q.comp (push: the four words below + sf, partitions, keep, ls, radius,
      * 0, lanes; binding 2: the table); hl_spec != NULL: enc_bc6h_hl.comp's specialisation constants
-     * (lanes per block, refined jobs, sf, two-step sums, blocks per workgroup, stop after phase); split > 0 (with
-     * hl_spec): GPU high in two kernels, enc_bc6h_ha.comp then enc_bc6h_hb.comp (split blocks per workgroup) in one
+     * (lanes per block, refined jobs, sf, two-step sums, blocks per workgroup, stop after phase, span, opt; with split
+     * a ninth entry: kernel B's opt); split > 0 (with hl_spec): GPU high in two kernels, enc_bc6h_ha.comp then enc_bc6h_hb.comp (split blocks per workgroup) in one
      * command buffer with a barrier between them, the hand-off (BC6H_HO_WORDS per refined job and block) in a
      * device-local buffer */
     kiln_gpu *gpu;
@@ -217,6 +219,7 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
         uint32_t spec_b[BC6H_HL_NSPEC];
         memcpy(spec_b, hl_spec, sizeof spec_b);
         spec_b[4] = (uint32_t)split;
+        spec_b[7] = hl_spec[BC6H_HL_NSPEC]; /* kernel B's OPT (KILN_BC6H_HIGH_OPT_B; a split caller's ninth entry) */
         desc.shader = shader_b ? shader_b : "enc_bc6h_hb";
         desc.spec = spec_b;
         desc.local_size = hl_spec[0] * spec_b[4];
@@ -437,14 +440,15 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
          * two cheap scores per pass over the texels (PAIR3); bit 8 rank counts reading each entry once (RANKV);
          * bit 9 two partitions' moments per pass over the texels (PAIR1); bit 10 the exact index choice's normal
          * equations summed in a second loop over the texels (NE2: fewer live values in the refinement); bit 11 the exact
-         * index choice's texel loop (and the refinement's first normal equations) rolled (AROLL; helper bc6hfast) */
+         * index choice's texel loop (and the refinement's first normal equations) rolled (AROLL; helper bc6hfast); bit 12 phase
+         * 3's block ranking by merging the lanes' sorted lists (MERGE3; helper bc6hhigh) */
         uint32_t opt = BC6H_HL_OPT;
         const char *oenv = getenv("KILN_BC6H_HIGH_OPT");
         if (oenv && *oenv) {
             char *end = NULL;
             unsigned long v = strtoul(oenv, &end, 0);
-            if (!end || *end || v > 4095)
-                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT=%s: use a bit mask 0..4095", oenv);
+            if (!end || *end || v > 8191)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT=%s: use a bit mask 0..8191", oenv);
             opt = (uint32_t)v;
         }
         /* the shader's shared memory (enc_bc6h_hl.comp's declarations) */
@@ -459,7 +463,20 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
                               "BC6H high: %u blocks per workgroup at %u lanes need %zu bytes of shared memory, the device offers %u",
                               bpw, lanes, 256u + per_block * bpw, gpu->props.limits.maxComputeSharedMemorySize);
-        const uint32_t hl_spec[BC6H_HL_NSPEC] = {lanes, cfg[3], sf, sum2, bpw, stop, span, opt};
+        /* KILN_BC6H_HIGH_OPT_B=mask (two kernels; helper bc6hhigh, 2026-11-26): kernel B's code variants (default: OPT),
+         * e.g. its register-lean bits (3 REFSH, 10 NE2, 11 AROLL) without changing kernel A's code; meant to give the same
+         * bytes, but 3087 (those three) gave other SF16 bytes on the NVIDIA H100 (2026-11-26; UF16 the same) */
+        uint32_t opt_b = opt;
+        const char *obenv = getenv("KILN_BC6H_HIGH_OPT_B");
+        if (obenv && *obenv) {
+            char *end = NULL;
+            unsigned long v = strtoul(obenv, &end, 0);
+            if (!end || *end || v > 8191)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT_B=%s: use a bit mask 0..8191", obenv);
+            opt_b = (uint32_t)v;
+        }
+        /* the specialisation constants, + kernel B's OPT (run_shader reads it with the split) */
+        const uint32_t hl_spec[BC6H_HL_NSPEC + 1u] = {lanes, cfg[3], sf, sum2, bpw, stop, span, opt, opt_b};
         /* KILN_BC6H_HIGH_SPLIT=0/1: the one-kernel encoder or the two kernels (enc_bc6h_ha.comp + enc_bc6h_hb.comp,
          * always with the texel loops rolled, as OPT bit 2; the same bytes); default BC6H_HL_SPLIT */
         int split = BC6H_HL_SPLIT;
@@ -495,17 +512,23 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
          * groups of 4 lanes as the 8-lane kernel's (the same partial sums; 4 jobs at once instead of 2); =2: at 32 lanes
          * (2 blocks per workgroup, all 5 jobs at once); =0: enc_bc6h_ha.comp at 8 lanes */
         int awide = split && lanes == 8u && cfg[3] == 2u && !aunroll ? BC6H_HL_AWIDE : 0; /* the default where it applies */
-        KILN_TRY(env_switch(ctx, "KILN_BC6H_HIGH_AWIDE", 2, "0, 1 (16 lanes) or 2 (32 lanes)", &awide));
+        KILN_TRY(env_switch(ctx, "KILN_BC6H_HIGH_AWIDE", 3, "0, 1 (16 lanes), 2 (32 lanes) or 3 (20 lanes)", &awide));
         if (awide && (!split || lanes != 8u || cfg[3] != 2u || aunroll))
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
                               "KILN_BC6H_HIGH_AWIDE=1: only with two kernels, 8 lanes, R = 2 and without KILN_BC6H_HIGH_AUNROLL");
+        /* =3 (helper bc6hhigh, 2026-11-26): kernel A at 20 lanes per block (3 blocks per workgroup of 60), so its exact
+         * measure's 5 lane groups of 4 measure all K + 1 = 5 jobs at once; the bits that assume 32 / lanes partitions per
+         * lane (RANKV, PAIR1) are refused there */
+        if (awide == 3 && (opt & (256u | 512u)))
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                              "KILN_BC6H_HIGH_AWIDE=3 (20 lanes): not with KILN_BC6H_HIGH_OPT bits 8 (RANKV) or 9 (PAIR1)");
         const char *shader = !split ? bc6h_hl_shader(opt)
                              : awide ? "enc_bc6h_haw"
                              : aunroll ? "enc_bc6h_hau"
                              : trim ? "enc_bc6h_hat"
                                     : "enc_bc6h_ha";
         return run_shader(ctx, img, shader, trim ? "enc_bc6h_hbt" : "enc_bc6h_hb", sf, lanes, cfg, hl_spec, split ? (int)bpw_b : 0,
-                          awide ? 8u << awide : 0u, subgroup_size, dst);
+                          awide == 3 ? 20u : awide ? 8u << awide : 0u, subgroup_size, dst);
     }
     return run_shader(ctx, img, "enc_bc6h_h", NULL, sf, 1u, cfg, NULL, 0, 0, subgroup_size, dst);
 }

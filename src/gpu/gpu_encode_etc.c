@@ -18,8 +18,9 @@
  *   FAST: shaders/enc_etc1.comp, 4 invocations per block (flip x half), exact integer error model,
  *   min-reduction of the flips in shared memory with the CPU's tie-break, selectors by row;
  *   NORMAL / HIGH / MAX: shaders/enc_etc1_q.comp, 8 invocations per block: the 8 independent sub-block
- *   searches (flip x individual / differential x half), then the 8 speculative delta-box searches, then
- *   the CPU's sequential choice (pruning included) replayed by one invocation on those results.
+ *   searches (flip x individual / differential x half), then the delta-box searches the CPU's sequence can
+ *   reach (a superset found by replaying it without them; listed per workgroup of 256: etc1_q_pipeline, helper
+ *   etc2max), then the CPU's sequential choice (pruning included) replayed by one invocation on those results.
  * ETC2 RGB at FAST (kiln's design): enc_etc1.comp with ETC2 = 1 adds the CPU fast path's planar check;
  *   the blocks that need T / H (error above ETC_FAST_TH_ERR) are flagged and re-encoded here with
  *   kiln__etc_fast_opaque, so the bytes are the CPU's. ETC2 RGBA at FAST: that colour pass plus the EAC
@@ -461,6 +462,51 @@ static void th_blocks(void *user, size_t begin, size_t end, uint32_t worker)
     }
 }
 
+/* The pipeline of enc_etc1_q.comp (a1 = 0) or enc_etc1_q_a1.comp (a1 = 1) with OUT4 = out4 (helper etc2max):
+ * KILN_GPU_ETC1_BOXSKIP=0|1|2 (step 2's delta-box searches: 0 all of them speculatively, 1 / 2 only those the
+ * CPU's sequence can reach, 2 listed per workgroup; default ETC1_BOXSKIP_DEFAULT) and KILN_GPU_ETC1_WG=64|128|256
+ * (the workgroup size, 8 invocations per block; default ETC1_WG_DEFAULT); KILN_GPU_ETC1_TOPFIX=0|1 (sub_search's sorted lists with
+ * constant indices only; default ETC1_TOPFIX_DEFAULT). Every setting gives the same bytes. Dispatches: 8
+ * invocations per block, any multiple of 8 (kiln_vk_cmd_dispatch_linear rounds up to whole workgroups). */
+/* H100, 2026-11-26 11:50 UTC, whole ETC2 RGB max at 4096^2 (rock), kernel min ms: BOXSKIP 0 / WG 64 / TOPFIX 0 (before)
+ * 87.07, 87.09, 86.95; BOXSKIP 2 80.19; 2 + TOPFIX 1 101.18, 101.53; 2 + TOPFIX 1 + WG 256 77.32; 0 + TOPFIX 1 118.86:
+ * the listed box searches pay, more so in workgroups of 256 (fewer subgroups hold one), TOPFIX does not */
+#define ETC1_BOXSKIP_DEFAULT 2u
+#define ETC1_WG_DEFAULT 256u
+#define ETC1_TOPFIX_DEFAULT 0u
+static kiln_status etc1_q_pipeline(kiln_context *ctx, kiln_gpu *gpu, int a1, uint32_t out4, uint32_t subgroup_size,
+                                   const kiln_vk_pipeline **out)
+{
+    uint32_t boxskip = ETC1_BOXSKIP_DEFAULT, wg = ETC1_WG_DEFAULT, topfix = ETC1_TOPFIX_DEFAULT;
+    const char *eb = getenv("KILN_GPU_ETC1_BOXSKIP"), *ew = getenv("KILN_GPU_ETC1_WG"), *et = getenv("KILN_GPU_ETC1_TOPFIX");
+    if (et && et[0]) {
+        if (strcmp(et, "0") && strcmp(et, "1"))
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_ETC1_TOPFIX=%s: expected 0 or 1", et);
+        topfix = (uint32_t)(et[0] - '0');
+    }
+    if (eb && eb[0]) {
+        if (strcmp(eb, "0") && strcmp(eb, "1") && strcmp(eb, "2"))
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_ETC1_BOXSKIP=%s: expected 0, 1 or 2", eb);
+        boxskip = (uint32_t)(eb[0] - '0');
+    }
+    if (ew && ew[0]) {
+        if (strcmp(ew, "64") && strcmp(ew, "128") && strcmp(ew, "256"))
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_ETC1_WG=%s: expected 64, 128 or 256", ew);
+        wg = (uint32_t)atoi(ew);
+    }
+    const uint32_t spec[3] = {out4, boxskip, topfix};
+    kiln_vk_pipeline_desc d = {
+        .shader = a1 ? "enc_etc1_q_a1" : "enc_etc1_q",
+        .local_size = wg,
+        .spec = spec,
+        .nspec = 3,
+        .nbindings = 2,
+        .push_size = 9 * 4,
+        .subgroup_size = subgroup_size,
+    };
+    return kiln_vk_pipeline_get(ctx, gpu, &d, out);
+}
+
 /* The ETC1 passes, 8 bytes per block into dst: betsy's design (shaders/enc_etc1_seed.comp, seed = 1,
  * 4 invocations per block) or kiln's (seed = 0): shaders/enc_etc1.comp at quality FAST (4 invocations
  * per block), shaders/enc_etc1_q.comp at NORMAL / HIGH / MAX (8 per block). etc2 = 1: ETC2 RGB at FAST
@@ -489,7 +535,7 @@ static kiln_status etc1_pass(kiln_context *ctx, const kiln_image *img, const kil
     const uint32_t per_group = search ? 8u : 16u; /* blocks per workgroup of 64 */
     const kiln_vk_pipeline *pipe;
     kiln_vk_pipeline_desc desc = {
-        .shader = seed ? "enc_etc1_seed" : (search ? "enc_etc1_q" : "enc_etc1"),
+        .shader = seed ? "enc_etc1_seed" : "enc_etc1",
         .local_size = 64,
         .spec = spec,
         .nspec = 1,
@@ -497,7 +543,10 @@ static kiln_status etc1_pass(kiln_context *ctx, const kiln_image *img, const kil
         .push_size = seed ? 5 * 4 : (search ? 9 * 4 : 8 * 4),
         .subgroup_size = subgroup_size,
     };
-    KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
+    if (search)
+        KILN_TRY(etc1_q_pipeline(ctx, gpu, 0, 0u, subgroup_size, &pipe));
+    else
+        KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &desc, &pipe));
 
     pass_io pin, pout;
     kiln_vk_io *in = NULL, *out = NULL;
@@ -633,17 +682,7 @@ static kiln_status etc2_colour_pass(kiln_context *ctx, const kiln_image *img, co
         return kiln__fail(ctx, KILN_ERR_UNSUPPORTED,
                           "%ux%u %s: %llu bytes of input exceed the device's storage buffer range (%llu) of one GPU pass",
                           w, h, fi->name, (unsigned long long)in_bytes, (unsigned long long)range);
-    const uint32_t spec[1] = {1u}; /* enc_etc1_q: OUT4 */
     const kiln_vk_pipeline *pe, *pp;
-    kiln_vk_pipeline_desc de = {
-        .shader = a1 ? "enc_etc1_q_a1" : "enc_etc1_q",
-        .local_size = 64,
-        .spec = spec,
-        .nspec = 1,
-        .nbindings = 2,
-        .push_size = 9 * 4,
-        .subgroup_size = subgroup_size,
-    };
     kiln_vk_pipeline_desc dp = {
         .shader = "enc_etc2_planar",
         .local_size = 64,
@@ -651,7 +690,7 @@ static kiln_status etc2_colour_pass(kiln_context *ctx, const kiln_image *img, co
         .push_size = 10 * 4,
         .subgroup_size = subgroup_size,
     };
-    KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &de, &pe));
+    KILN_TRY(etc1_q_pipeline(ctx, gpu, a1, 1u, subgroup_size, &pe)); /* OUT4 = 1 */
     KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &dp, &pp));
 
     pass_io pin, pstate;

@@ -111,7 +111,22 @@ struct kiln_gpu {
     /* alpha coverage scaled on the device (gpu_mip_alpha.c): runs, levels, levels decided by histograms
      * (kiln__gpu_mip_alpha_stats_get) */
     uint64_t mip_alpha_count[3];
+    /* phase times (kiln_context_gpu_timings, include/kiln/kiln_timings.h) and the on-disk pipeline cache
+     * (vk_pcache.c): its file ("" = off), state, bytes loaded, the data size the file holds */
+    double t_instance_ms, t_device_ms, t_pipeline_ms, t_alloc_ms, t_cache_save_ms;
+    uint32_t t_pipelines, t_allocs;
+    char pcache_path[1024];
+    char pcache_note[160];
+    int pcache_state;
+    uint64_t pcache_loaded, pcache_file_bytes;
 };
+
+/* The on-disk pipeline cache (vk_pcache.c): called by create_device before vkCreatePipelineCache (fills
+ * gpu->pcache_*; *data is malloc'd initial data or NULL), and by the device's destruction / the public
+ * save call (writes the cache when it holds more than the file). */
+void kiln__vk_pcache_load(kiln_gpu *gpu, void **data, size_t *size);
+kiln_status kiln__vk_pcache_save(kiln_context *ctx, kiln_gpu *gpu);
+double kiln__vk_now_ms(void);
 
 /* Frees gpu->enc_cache (idle by then); called by the device's destruction. */
 void kiln__gpu_enc_cache_free(kiln_gpu *gpu);

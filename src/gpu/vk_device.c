@@ -7,6 +7,7 @@
  * KILN_VK_VALIDATION=1 enables VK_LAYER_KHRONOS_validation with a debug messenger that prints and
  * counts warnings and errors (kiln__gpu_validation_messages). */
 #include "gpu/vk.h"
+#include "kiln/kiln_timings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,8 @@ static int phys_cmp(const void *a, const void *b)
     return x->enum_index < y->enum_index ? -1 : x->enum_index > y->enum_index;
 }
 
+static kiln_status gpu_instance_create(kiln_context *ctx, kiln_gpu *gpu);
+
 /* Creates ctx->gpu with the instance and the sorted device list. A missing driver is not an error:
  * the list is then empty. */
 static kiln_status gpu_instance(kiln_context *ctx)
@@ -207,7 +210,14 @@ static kiln_status gpu_instance(kiln_context *ctx)
     atomic_init(&gpu->validation_msgs, 0u);
     gpu->chosen = -1;
     ctx->gpu = gpu;
+    const double t0 = kiln__vk_now_ms();
+    kiln_status st = gpu_instance_create(ctx, gpu);
+    gpu->t_instance_ms = kiln__vk_now_ms() - t0;
+    return st;
+}
 
+static kiln_status gpu_instance_create(kiln_context *ctx, kiln_gpu *gpu)
+{
     uint32_t loader_api = VK_API_VERSION_1_0;
     if (vkEnumerateInstanceVersion(&loader_api) != VK_SUCCESS) loader_api = VK_API_VERSION_1_0;
     if (loader_api < VK_API_VERSION_1_1) {
@@ -325,6 +335,7 @@ static void destroy_device_level(kiln_gpu *gpu)
         vkDestroyDescriptorSetLayout(gpu->device, p->set_layout, NULL);
     }
     gpu->npipelines = 0;
+    if (gpu->cache) (void)kiln__vk_pcache_save(NULL, gpu); /* best effort: a failure only costs compile time later */
     if (gpu->timestamps) vkDestroyQueryPool(gpu->device, gpu->timestamps, NULL);
     if (gpu->cache) vkDestroyPipelineCache(gpu->device, gpu->cache, NULL);
     if (gpu->cmd_pool) vkDestroyCommandPool(gpu->device, gpu->cmd_pool, NULL);
@@ -427,8 +438,23 @@ static kiln_status create_device(kiln_context *ctx, kiln_gpu *gpu, int index)
         .queueFamilyIndex = gpu->queue_family,
     };
     KILN_VK_TRY(ctx, vkCreateCommandPool, (gpu->device, &cpci, NULL, &gpu->cmd_pool));
-    VkPipelineCacheCreateInfo pcci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-    KILN_VK_TRY(ctx, vkCreatePipelineCache, (gpu->device, &pcci, NULL, &gpu->cache));
+    /* the pipeline cache starts from its file when one matches this device and driver (vk_pcache.c) */
+    void *pc_data = NULL;
+    size_t pc_size = 0;
+    kiln__vk_pcache_load(gpu, &pc_data, &pc_size);
+    VkPipelineCacheCreateInfo pcci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, .initialDataSize = pc_size,
+                                      .pInitialData = pc_data};
+    VkResult pr = vkCreatePipelineCache(gpu->device, &pcci, NULL, &gpu->cache);
+    if (pr != VK_SUCCESS && pc_data) { /* the driver refused the data: start empty */
+        gpu->pcache_state = KILN_PIPELINE_CACHE_REJECTED;
+        gpu->pcache_loaded = gpu->pcache_file_bytes = 0;
+        snprintf(gpu->pcache_note, sizeof gpu->pcache_note, "the driver refused the data (%s)", kiln_vk_result_name(pr));
+        pcci.initialDataSize = 0;
+        pcci.pInitialData = NULL;
+        pr = vkCreatePipelineCache(gpu->device, &pcci, NULL, &gpu->cache);
+    }
+    free(pc_data);
+    KILN_TRY(kiln_vk_check(ctx, pr, "vkCreatePipelineCache"));
 
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
@@ -487,7 +513,9 @@ kiln_status kiln__gpu_get(kiln_context *ctx, kiln_gpu **out)
         return kiln__fail(ctx, KILN_ERR_GPU, "Vulkan device %d (%s) could not be initialised earlier", index,
                           gpu->phys[index].info.name);
     ctx->gpu_tried = 1;
+    const double t0 = kiln__vk_now_ms();
     kiln_status st = create_device(ctx, gpu, index);
+    gpu->t_device_ms = kiln__vk_now_ms() - t0;
     if (st != KILN_OK) {
         char msg[sizeof ctx->error];
         snprintf(msg, sizeof msg, "%s", ctx->error);

@@ -34,6 +34,18 @@ const char *kt_testdata(const char *relative);
 const char *kt_tmp(const char *name);
 /* FNV-1a 64 of bytes, for golden hashes. */
 uint64_t kt_hash(const void *data, size_t size);
+/* kiln_encode_image on ctx, memoised for the process: the GPU tests compare many shader variants with the same
+ * CPU reference, and the CPU encoder is deterministic (same bytes for any thread count), so a reference is encoded
+ * once per (texels, size, type, channels, colour flags, every encode parameter) and copied out after. Up to 256 MB
+ * of references are kept (the oldest dropped first). Returns what kiln_encode_image returned. */
+kiln_status kt_encode_cpu_cached(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *ep, uint8_t *dst,
+                                 size_t size);
+
+/* 1 in the sanitised (ASan + UBSan) build. Its purpose is the host code's memory and UB checks; long matrices of
+ * shader-only variants (the same host path with another specialisation) run in full in the Release build and
+ * thinned out there. */
+int kt_sanitized(void);
+
 /* 1 when a Vulkan device is available (lavapipe in CI). */
 int kt_have_vulkan(void);
 /* The two contexts of a GPU test: *gpu on the Vulkan backend (lavapipe allowed) and *cpu on the CPU with

@@ -143,7 +143,7 @@ static kiln_status compare(fixture *fx, const kiln_image *img, const char *what,
     kiln_status st = kiln__gpu_encode(fx->gpu, img, ep, sg, g, size);
     if (st == KILN_OK) {
         assert_true(kiln_last_gpu_ms(fx->gpu) >= 0.0);
-        assert_int_equal(kiln_encode_image(fx->cpu, img, ep, c, size), KILN_OK);
+        assert_int_equal(kt_encode_cpu_cached(fx->cpu, img, ep, c, size), KILN_OK);
         if (memcmp(g, c, size) != 0) {
             size_t i = 0;
             while (g[i] == c[i]) i++;
@@ -300,6 +300,47 @@ static void bc4_max_adversarial_identical(void **state)
     kiln_context_free(own_cpu);
 }
 
+/* enc_bc4_max_pool.comp's option bits (KILN_GPU_BC4_POOL_OPT, helper bc4max) other than the default (step 1 in
+ * registers, which bc4_max_adversarial_identical runs): the former step 1 with the heuristic's return at error
+ * 0 turned off, and step 1 in registers without the spacing bound in 32-invocation workgroups with an 8-entry
+ * stack. The adversarial blocks, BC4 UNORM / BC5 SNORM, then BC4 UNORM (lavapipe: a few seconds). */
+static void bc4_max_pool_options_identical(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kiln_context *shared_gpu = fx->gpu, *own_gpu = NULL, *own_cpu = NULL;
+    if (kt_gpu_contexts(&own_gpu, &own_cpu, 1) != 0 || !own_gpu) fail_msg("cannot make a second GPU context");
+    fx->gpu = own_gpu;
+    kiln_image img;
+    kt_rng rng;
+    kt_rng_seed(&rng, 4004);
+    adversarial_image(&rng, 44, 40, &img);
+    static const struct { const char *opt, *wg, *cap; } runs[] = {{"0x400000", NULL, NULL}, {"0x30000", "32", "8"}};
+    static const kiln_format fmts[] = {KILN_FORMAT_BC4_UNORM, KILN_FORMAT_BC5_SNORM};
+    setenv("KILN_GPU_BC4_MAX", "pool", 1);
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        setenv("KILN_GPU_BC4_POOL_OPT", runs[r].opt, 1);
+        if (runs[r].wg) setenv("KILN_GPU_BC4_POOL_WG", runs[r].wg, 1);
+        if (runs[r].cap) setenv("KILN_GPU_BC4_POOL_CAP", runs[r].cap, 1);
+        for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++) {
+            if (r > 0 && k > 0) continue; /* the second setting: BC4 alone */
+            kiln_encode_params ep;
+            kiln_encode_params_init(&ep, fmts[k], KILN_QUALITY_MAX);
+            kiln_status st = compare(fx, &img, "adversarial 44x40", &ep, 0);
+            if (st != KILN_OK) fail_msg("KILN_GPU_BC4_POOL_OPT=%s: %s", runs[r].opt, kiln_last_error(fx->gpu));
+        }
+        unsetenv("KILN_GPU_BC4_POOL_OPT");
+        unsetenv("KILN_GPU_BC4_POOL_WG");
+        unsetenv("KILN_GPU_BC4_POOL_CAP");
+    }
+    unsetenv("KILN_GPU_BC4_MAX");
+    kiln_image_free(&img);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+    fx->gpu = shared_gpu;
+    kiln_context_free(own_gpu);
+    kiln_context_free(own_cpu);
+}
+
 static void bc1_bc3_fast_normal_identical(void **state)
 {
     fixture *fx = *state;
@@ -342,7 +383,7 @@ static double gpu_own_fraction(fixture *fx, const kiln_image *img, const kiln_en
     kiln_status st = kiln__gpu_encode(fx->gpu, img, ep, 0, g, size);
     unsetenv("KILN_GPU_SKIP_FALLBACK");
     if (st != KILN_OK) fail_msg("%s", kiln_last_error(fx->gpu));
-    assert_int_equal(kiln_encode_image(fx->cpu, img, ep, c, size), KILN_OK);
+    assert_int_equal(kt_encode_cpu_cached(fx->cpu, img, ep, c, size), KILN_OK);
     for (size_t i = 0; i < nb; i++) same += memcmp(g + i * fi->block_bytes, c + i * fi->block_bytes, fi->block_bytes) == 0;
     free(g);
     free(c);
@@ -581,7 +622,7 @@ static void bc1_cf_designs_identical(void **state)
         /* design 4 here: design 3 split into search and refine passes (KILN_GPU_CF_OPT 417 = 33 + 128 + 256,
          * helper bc1split) */
         for (int design = 1; design <= 4; design++) {
-            char dn[8], what[40];
+            char dn[12], what[40];
             snprintf(dn, sizeof dn, "%d", design < 4 ? design : 3);
             snprintf(what, sizeof what, "grassB 1024 design %d%s", design < 4 ? design : 3, design < 4 ? "" : " split");
             setenv("KILN_GPU_CF_DESIGN", dn, 1);
@@ -648,6 +689,10 @@ static void bc1_cf3_variants_identical(void **state)
                                     128, 289, 417, 673, 1185, 1441, 1952, 2465, 7585, 15777, 24481, 32767};
     for (size_t oi = 0; oi < sizeof opts / sizeof opts[0]; oi++) {
         const uint32_t opt = opts[oi];
+        /* lavapipe time (each variant compiles its own pipelines): every second variant (every sixth in the
+         * sanitised build, whose host code is the same for all) and the high default; KILN_TEST_BC1_FULL=1: all */
+        const int full = getenv("KILN_TEST_BC1_FULL") && getenv("KILN_TEST_BC1_FULL")[0] == '1';
+        if (!full && oi % (kt_sanitized() ? 6u : 2u) != 0 && opt != 24481) continue;
         char o[8];
         snprintf(o, sizeof o, "%u", opt);
         setenv("KILN_GPU_CF_DESIGN", "3", 1);
@@ -722,6 +767,19 @@ static const uint8_t k_tie_blocks[6][16][3] = {
      {194, 211, 209}, {213, 32, 240}, {137, 12, 200}, {206, 53, 39}, {206, 53, 39}, {206, 53, 39}, {206, 53, 39}, {206, 53, 39}},
 };
 
+/* The six tie blocks, then each again with its texels in reversed order (the same sorted colours): 48x4 RGBA8. */
+static void tie_image(kiln_image *img)
+{
+    assert_int_equal(kiln_image_alloc(NULL, img, 4 * 12, 4, KILN_PIXEL_U8), KILN_OK);
+    img->channels = 4;
+    for (uint32_t b = 0; b < 12; b++)
+        for (uint32_t t = 0; t < 16; t++) {
+            uint8_t *px = (uint8_t *)img->pixels + ((size_t)(t / 4) * 48 + b * 4 + t % 4) * 4;
+            const uint8_t *c = k_tie_blocks[b % 6][b < 6 ? t : 15 - t];
+            px[0] = c[0], px[1] = c[1], px[2] = c[2], px[3] = 255;
+        }
+}
+
 static void bc1_cf3_tie_order_fast_bits(void **state)
 {
     fixture *fx = *state;
@@ -730,14 +788,7 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
     const char *name[6];
     int n = 0;
     /* the tie blocks, each also with its texels in reversed order (the same sorted colours) */
-    assert_int_equal(kiln_image_alloc(NULL, &img[n], 4 * 12, 4, KILN_PIXEL_U8), KILN_OK);
-    img[n].channels = 4;
-    for (uint32_t b = 0; b < 12; b++)
-        for (uint32_t t = 0; t < 16; t++) {
-            uint8_t *px = (uint8_t *)img[n].pixels + ((size_t)(t / 4) * 48 + b * 4 + t % 4) * 4;
-            const uint8_t *c = k_tie_blocks[b % 6][b < 6 ? t : 15 - t];
-            px[0] = c[0], px[1] = c[1], px[2] = c[2], px[3] = 255;
-        }
+    tie_image(&img[n]);
     name[n++] = "tie order 48x4";
     const int ntie = n;
     n = add_real_crops(fx, img, name, n);
@@ -755,6 +806,8 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
                                     24481 + 524288,  24481 + 1048576, 24481 + 2097152, 24481 + 4194304,
                                     24481 + 8388608, 16736161,        16735137,        16735008};
     for (size_t oi = 0; oi < sizeof opts / sizeof opts[0]; oi++) {
+        /* sanitised build: the default, every third single bit and the combinations */
+        if (kt_sanitized() && oi >= 1 && oi < 9 && oi % 3 != 0) continue;
         char o[16];
         snprintf(o, sizeof o, "%u", opts[oi]);
         setenv("KILN_GPU_CF_DESIGN", "3", 1);
@@ -796,7 +849,7 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
     size_t size = kiln_format_image_size(ep.format, img[0].width, img[0].height);
     uint8_t *d = malloc(size);
     assert_non_null(d);
-    static const char *const bad[] = {"57249", "16777216", "16777217", "4294967296"}; /* bit 15; above bit 23 */
+    static const char *const bad[] = {"57249", "536870912", "536870913", "4294967296"}; /* bit 15; above bit 28 */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("KILN_GPU_CF_OPT", bad[i], 1);
         assert_int_equal(kiln__gpu_encode(fx->gpu, &img[0], &ep, 0, d, size), KILN_ERR_INVALID_ARGUMENT);
@@ -804,7 +857,7 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
     free(d);
     unsetenv("KILN_GPU_CF_OPT");
     unsetenv("KILN_GPU_CF_DESIGN");
-    /* the defaults (no variables; high 24481, max 8347553 for BC1, BC1a and BC3): the tie blocks, and the
+    /* the defaults (no variables; high 24481, max 142565281 = 8347553 + bit 27 for BC1, BC1a and BC3): the tie blocks, and the
      * crops at max */
     for (int i = 0; i < n; i++)
         for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
@@ -816,6 +869,80 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
             }
     for (int i = 0; i < n; i++) kiln_image_free(&img[i]);
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* KILN_GPU_CF_OPT bits 24-28 (helper bc1max): the nested searches (24; 26 by quads, 28 the rows from shared
+ * memory) over the host's nested table with its rank-1 sentinels, and channel_step's b terms once per channel
+ * (27, in the max default) give the CPU's bytes: the tie blocks (each the GPU's own), a real crop, adversarial and 16-bit sources,
+ * BC1 / BC1a / BC3 at max (and high for one), perceptual on some. */
+static void bc1_cf3_nest_identical(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    /* a GPU context of its own: these variants' pipelines would take the shared context past
+     * KILN_VK_MAX_PIPELINES */
+    kiln_context *shared_gpu = fx->gpu;
+    fx->gpu = kt_context(2, KILN_BACKEND_VULKAN);
+    assert_non_null(fx->gpu);
+    kiln_image img[4];
+    const char *name[4];
+    int n = 0;
+    tie_image(&img[n]);
+    name[n++] = "tie order 48x4";
+    kiln_image pair[2];
+    const char *pname[2];
+    int np = add_real_crops(fx, pair, pname, 0);
+    for (int i = 1; i < np; i++) kiln_image_free(&pair[i]); /* the WoodB crop only (lavapipe time) */
+    if (np > 0) img[n] = pair[0], name[n++] = pname[0];
+    kt_rng rng;
+    kt_rng_seed(&rng, 31);
+    adversarial_image(&rng, 24, 16, &img[n]);
+    name[n++] = "adversarial 24x16";
+    static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM};
+    /* 226451361 = 8347553 + bits 24, 26, 27 (the max default is 8347553 + bit 27); 427777953 = 8347553 + bits 24, 27,
+     * 28; 25124769 = 8347553 + bit 24 */
+    static const char *const opts[] = {"226451361", "427777953", "25124769"};
+    setenv("KILN_GPU_CF_DESIGN", "3", 1);
+    for (size_t oi = 0; oi < sizeof opts / sizeof opts[0]; oi++) {
+        setenv("KILN_GPU_CF_OPT", opts[oi], 1);
+        for (int i = 0; i < n; i++)
+            for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++) {
+                if (oi > 0 && (k > 0 || i > 2 - (int)oi)) continue; /* the others: BC1, tie blocks (and crop) */
+                if (oi > 0 && kt_sanitized()) continue; /* sanitised build: the first variant (same host code) */
+                kiln_encode_params ep;
+                kiln_encode_params_init(&ep, fmts[k], KILN_QUALITY_MAX);
+                ep.perceptual = i > 0 && (k & 1);
+                if (k == 2 && i > 0) ep.alpha_cutout = 1, ep.alpha_threshold = 128;
+                kiln_status st = compare(fx, &img[i], name[i], &ep, 0);
+                if (st != KILN_OK) fail_msg("%s opt %s: %s", name[i], opts[oi], kiln_last_error(fx->gpu));
+                if (i == 0 && k == 0 && !(gpu_own_fraction(fx, &img[i], &ep) >= 1.0))
+                    fail_msg("tie blocks opt %s: not all from the GPU", opts[oi]);
+            }
+    }
+    /* high with bits 24 + 26 (24481 + 16777216 + 67108864 = 83910561) on the tie blocks */
+    setenv("KILN_GPU_CF_OPT", "83910561", 1);
+    for (int i = 0; i < 1; i++) {
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_HIGH);
+        assert_int_equal(compare(fx, &img[i], name[i], &ep, 0), KILN_OK);
+    }
+    /* a 16-bit source (float texels) at max with all the new bits */
+    setenv("KILN_GPU_CF_OPT", opts[0], 1);
+    kiln_image wide;
+    assert_int_equal(kiln_image_alloc(NULL, &wide, img[n - 1].width, img[n - 1].height, KILN_PIXEL_U16), KILN_OK);
+    wide.channels = 4;
+    for (size_t t = 0; t < (size_t)wide.width * wide.height * 4; t++)
+        ((uint16_t *)wide.pixels)[t] = (uint16_t)(((const uint8_t *)img[n - 1].pixels)[t] * 257u + (t * 7919u) % 200u);
+    kiln_encode_params ep;
+    kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_MAX);
+    assert_int_equal(compare(fx, &wide, "16-bit", &ep, 0), KILN_OK);
+    kiln_image_free(&wide);
+    unsetenv("KILN_GPU_CF_OPT");
+    unsetenv("KILN_GPU_CF_DESIGN");
+    for (int i = 0; i < n; i++) kiln_image_free(&img[i]);
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+    kiln_context_free(fx->gpu);
+    fx->gpu = shared_gpu;
 }
 
 /* 16-bit and float sources go through the host-side preparation. */
@@ -1005,9 +1132,9 @@ static void dither_identical(void **state)
                         uint8_t *a = malloc(size), *b = malloc(size);
                         assert_non_null(a);
                         assert_non_null(b);
-                        assert_int_equal(kiln_encode_image(fx->cpu, img, &ep, a, size), KILN_OK);
+                        assert_int_equal(kt_encode_cpu_cached(fx->cpu, img, &ep, a, size), KILN_OK);
                         ep.dither = 0;
-                        assert_int_equal(kiln_encode_image(fx->cpu, img, &ep, b, size), KILN_OK);
+                        assert_int_equal(kt_encode_cpu_cached(fx->cpu, img, &ep, b, size), KILN_OK);
                         size_t d = 0;
                         for (size_t o = 0; o < size; o += 8) d += memcmp(a + o, b + o, 8) != 0;
                         changed += d;
@@ -1097,12 +1224,14 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bc4_bc5_identical),
         cmocka_unit_test(bc4_max_adversarial_identical),
+        cmocka_unit_test(bc4_max_pool_options_identical),
         cmocka_unit_test(bc1_bc3_fast_normal_identical),
         cmocka_unit_test(bc1_testdata_gpu_finishes),
         cmocka_unit_test(bc1_bc3_high_max_identical),
         cmocka_unit_test(bc1_cf_designs_identical),
         cmocka_unit_test(bc1_cf3_variants_identical),
         cmocka_unit_test(bc1_cf3_tie_order_fast_bits),
+        cmocka_unit_test(bc1_cf3_nest_identical),
         cmocka_unit_test(wide_sources_identical),
         cmocka_unit_test(batches_and_subgroup_sizes),
         cmocka_unit_test(seed_strategy_psnr),

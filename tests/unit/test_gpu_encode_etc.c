@@ -342,6 +342,64 @@ static void etc2_kiln_equals_cpu(void **state)
     assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
 }
 
+/* Step 2 of enc_etc1_q (the differential delta-box searches) with KILN_GPU_ETC1_BOXSKIP / KILN_GPU_ETC1_WG (helper etc2max;
+ * the other tests run the default, BOXSKIP 2 at workgroup 256, and test_gpu_mip_encode the shader's own 0 at 64): only
+ * the searches the CPU's sequence can reach, each by its invocation (1) or listed per workgroup of 64 (2), and the
+ * sorted lists with constant indices (KILN_GPU_ETC1_TOPFIX=1, with BOXSKIP 1; 0 with 2): the CPU's
+ * bytes at high and max for ETC1 (OUT4 = 0), ETC2 RGB (OUT4 = 1) and RGB A1 (transparent halves), perceptual on / off,
+ * on crops where the CPU runs box searches (rock, wood: 5-25 % of the flips at max). Running none of them fails here. */
+static void etc1_boxskip(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    kt_rng rng;
+    kt_rng_seed(&rng, 4711);
+    static const char *files[2] = {"ldr/stk_generic_rock_a_512.png", "ldr/stktex_generic_WoodB_1024.png"};
+    kiln_image src[2];
+    for (int i = 0; i < 2; i++) assert_int_equal(kiln_image_load(fx->cpu, kt_testdata(files[i]), &src[i]), KILN_OK);
+    /* boxskip, workgroup size, topfix */
+    static const char *cfg[2][3] = {{"1", "64", "1"}, {"2", "64", "0"}};
+    for (int c = 0; c < 2; c++) {
+        setenv("KILN_GPU_ETC1_BOXSKIP", cfg[c][0], 1);
+        setenv("KILN_GPU_ETC1_WG", cfg[c][1], 1);
+        setenv("KILN_GPU_ETC1_TOPFIX", cfg[c][2], 1);
+        for (int qi = KILN_QUALITY_HIGH; qi <= KILN_QUALITY_MAX; qi++)
+            for (int i = 0; i < 2; i++) {
+                kiln_image img;
+                const int pw = (qi + i + c) & 1;
+                make_image(fx, &img, KILN_PIXEL_U8, 36, 28, &src[i], 64 + 40 * (uint32_t)(qi + c), 96 + 24 * (uint32_t)i, &rng);
+                expect_same_p(fx, &img, c ? KILN_FORMAT_ETC2_RGB8_UNORM : KILN_FORMAT_ETC1_UNORM, (kiln_quality)qi, 0, pw, files[i]);
+                set_alpha(&img, 3 - (qi & 1), &rng); /* half-transparent blocks, or mixed ones */
+                expect_same_p(fx, &img, KILN_FORMAT_ETC2_RGB8A1_UNORM, (kiln_quality)qi, 0, pw, files[i]);
+                kiln_image_free(&img);
+            }
+    }
+    unsetenv("KILN_GPU_ETC1_BOXSKIP");
+    unsetenv("KILN_GPU_ETC1_WG");
+    unsetenv("KILN_GPU_ETC1_TOPFIX");
+    /* bad settings fail with a message naming the knob */
+    kiln_image img;
+    make_image(fx, &img, KILN_PIXEL_U8, 4, 4, NULL, 0, 0, &rng);
+    kiln_encode_params ep;
+    kiln_encode_params_init(&ep, KILN_FORMAT_ETC1_UNORM, KILN_QUALITY_MAX);
+    uint8_t out[8];
+    setenv("KILN_GPU_ETC1_BOXSKIP", "3", 1);
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, out, sizeof out), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(kiln_last_error(fx->gpu), "KILN_GPU_ETC1_BOXSKIP"));
+    unsetenv("KILN_GPU_ETC1_BOXSKIP");
+    setenv("KILN_GPU_ETC1_WG", "96", 1);
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, out, sizeof out), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(kiln_last_error(fx->gpu), "KILN_GPU_ETC1_WG"));
+    unsetenv("KILN_GPU_ETC1_WG");
+    setenv("KILN_GPU_ETC1_TOPFIX", "2", 1);
+    assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &ep, 0, out, sizeof out), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(kiln_last_error(fx->gpu), "KILN_GPU_ETC1_TOPFIX"));
+    unsetenv("KILN_GPU_ETC1_TOPFIX");
+    kiln_image_free(&img);
+    for (int i = 0; i < 2; i++) kiln_image_free(&src[i]);
+    assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
+}
+
 static void eac_kiln_equals_cpu(void **state)
 {
     fixture *fx = *state;
@@ -829,6 +887,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(etc1_kiln_equals_cpu),
         cmocka_unit_test(etc2_kiln_equals_cpu),
+        cmocka_unit_test(etc1_boxskip),
         cmocka_unit_test(eac_kiln_equals_cpu),
         cmocka_unit_test(eac_kiln_subgroup_sizes),
         cmocka_unit_test(eac_seed_design),
@@ -838,5 +897,6 @@ int main(void)
         cmocka_unit_test(etc2_fast_dither_planar),
         cmocka_unit_test(unsupported_paths),
     };
+    if (getenv("KILN_TEST_FILTER")) cmocka_set_test_filter(getenv("KILN_TEST_FILTER"));
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -5,6 +5,7 @@
  * of one image share its upload; --backend both splits the images between the CPU and the GPU); the
  * output name is then a template ({name}, {fmt}) or a directory. */
 #include "cli.h"
+#include "kiln/kiln_timings.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static void help(void)
 {
@@ -57,11 +59,15 @@ static void help(void)
            "                        else the CPU), cpu, vulkan (fails if no device or no GPU encoder), or\n"
            "                        both: the CPU and the GPU encode the images of a batch side by side\n"
            "                        (formats without a GPU encoder run on the CPU; the same bytes; with\n"
-           "                        --mips it acts as auto)\n"
+           "                        --mips it acts as auto); the CPU starts on the first images while the\n"
+           "                        GPU device starts\n"
            "  --device N            the Vulkan device to use ('kiln devices' lists them)\n"
            "  --gpu-strategy S      kiln (default) or seed (the betsy / cluster-fit paper designs, for comparison)\n"
            "  --progress auto|always|never   progress bar on stderr (auto: when it is a terminal)\n"
            "  --quiet               no summary line\n"
+           "  --timings             the time of each phase on stderr (read, device start, pipelines, encode,\n"
+           "                        write, teardown; also KILN_TIMINGS=1). Pipelines are cached on disk in\n"
+           "                        $XDG_CACHE_HOME/kiln (or ~/.cache/kiln); KILN_PIPELINE_CACHE=0 turns that off\n"
            "  -h, --help            this text\n\n"
            "exit codes: 0 ok, 1 failure, 2 bad command line, 3 cannot read or write a file,\n"
            "            4 unsupported or corrupt input, 6 cancelled\n");
@@ -194,9 +200,79 @@ static kiln_status load_images(kiln_context *ctx, const char **inputs, uint32_t 
     return KILN_OK;
 }
 
-static void *warm_gpu(void *ctx)
+/* The device start on its own thread while the first images load: the Vulkan instance and device,
+ * then (unless KILN_WARMUP=0) one small synthetic image encoded exactly as the job will encode, so the
+ * pipelines the job needs (and only those) are created meanwhile too. ctx is this thread's alone until
+ * it is joined; the synthetic image's output is thrown away, so the job's bytes do not change. */
+typedef struct warm_job {
+    kiln_context *ctx;
+    const kiln_encode_params *eps;
+    uint32_t nfmt;
+    int mips, fp;
+    const kiln_mip_params *mp;
+    double t0, t_device, t_done; /* seconds (now_s) */
+    int warmed;
+    atomic_int done;              /* set when the thread is about to end */
+    atomic_int stop;              /* set by the caller: no warm-up needed any more */
+} warm_job;
+
+static void *warm_gpu(void *user)
 {
-    (void)kiln_context_backend(ctx);
+    warm_job *w = user;
+    w->t0 = now_s();
+    kiln_backend b = kiln_context_backend(w->ctx);
+    w->t_device = now_s();
+    const char *env = getenv("KILN_WARMUP");
+    if (b == KILN_BACKEND_VULKAN && !(env && !strcmp(env, "0")) && !atomic_load(&w->stop)) {
+        kiln_image img;
+        enum { W = 64 };
+        if (kiln_image_alloc(w->ctx, &img, W, W, w->fp ? KILN_PIXEL_F32 : KILN_PIXEL_U8) == KILN_OK) {
+            uint32_t h = 0x9e3779b9u;
+            for (uint32_t i = 0; i < W * W * 4; i++) {
+                h ^= h << 13, h ^= h >> 17, h ^= h << 5;
+                uint32_t x = (i / 4) % W, y = (i / 4) / W, c = i % 4;
+                /* left half noise, right half smooth; alpha: opaque, cut-out and graded blocks */
+                uint32_t v = x < W / 2 ? (h >> 24) : (x * 4 + y * 2 + c * 40) & 255;
+                if (c == 3) v = y < W / 4 ? 255 : y < W / 2 ? ((h >> 20) & 1) * 255 : (x * 4) & 255;
+                if (w->fp) ((float *)img.pixels)[i] = (float)v / 255.0f;
+                else ((uint8_t *)img.pixels)[i] = (uint8_t)v;
+            }
+            img.channels = 4;
+            kiln_texture tex[MAX_FORMATS];
+            memset(tex, 0, sizeof tex);
+            if (w->mips) {
+                for (uint32_t f = 0; f < w->nfmt; f++) {
+                    if (kiln_encode_mips(w->ctx, &img, &w->eps[f], w->mp, &tex[f]) == KILN_OK) w->warmed++;
+                    kiln_texture_free(&tex[f]);
+                }
+            } else if (kiln_encode_batch(w->ctx, &img, 1, w->eps, w->nfmt, 0, tex) == KILN_OK) {
+                w->warmed = (int)w->nfmt;
+                for (uint32_t f = 0; f < w->nfmt; f++) kiln_texture_free(&tex[f]);
+            }
+            kiln_image_free(&img);
+        }
+    }
+    w->t_done = now_s();
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* The device's teardown (pipeline cache save, kiln_context_free: ~45 ms on the H100) on a thread of its
+ * own while the last chunk's files are written (KILN_TEARDOWN_OVERLAP=0: no). */
+typedef struct teardown_job {
+    kiln_context *ctx;
+    double save_s, free_s;
+} teardown_job;
+
+static void *teardown_main(void *user)
+{
+    teardown_job *t = user;
+    const double t0 = now_s();
+    (void)kiln_context_save_pipeline_cache(t->ctx);
+    const double t1 = now_s();
+    kiln_context_free(t->ctx);
+    t->save_s = t1 - t0;
+    t->free_s = now_s() - t1;
     return NULL;
 }
 
@@ -229,7 +305,12 @@ int kiln_cmd_compress(int argc, char **argv)
     int srgb = 0, linear = 0, snorm = 0, perceptual = 0, dither = 0, cutout = 0, both = 0;
     unsigned threshold = 128, zstd = 0;
     kiln_dds_header dds = KILN_DDS_HEADER_AUTO;
-    int mips = 0, gpu_strategy = 0, bc1_black = 0;
+    int mips = 0, gpu_strategy = 0, bc1_black = 0, timings = 0;
+    const double t_start = now_s();
+    {
+        const char *tv = getenv("KILN_TIMINGS");
+        timings = tv && !strcmp(tv, "1");
+    }
     unsigned mip_levels = 0;
     kiln_mip_params mp;
     kiln_mip_params_init(&mp);
@@ -311,6 +392,7 @@ int kiln_cmd_compress(int argc, char **argv)
         else if (!strcmp(a, "--snorm")) snorm = 1;
         else if (!strcmp(a, "--perceptual")) perceptual = 1;
         else if (!strcmp(a, "--dither")) dither = 1;
+        else if (!strcmp(a, "--timings")) timings = 1;
         else if (!strcmp(a, "--bc1-black")) bc1_black = 1;
         else if (!strcmp(a, "--alpha-cutout")) cutout = 1;
         else if (!strcmp(a, "--dx10")) dds = KILN_DDS_HEADER_DX10;
@@ -328,7 +410,29 @@ done_args:
     const kiln_format_info *fis[MAX_FORMATS];
     uint32_t nfmt = 0;
     char *out_names = NULL;
-    kiln_context *ctx = NULL;
+    kiln_context *ctx = NULL, *early_ctx = NULL;
+    /* abandon: every output is written while the device is still starting (--backend both): exit without
+     * waiting for it. fast_exit (KILN_FAST_EXIT=1): exit without tearing the device down. Both leave the
+     * clean-up to the operating system (outputs are complete files by then; the pipeline cache is saved
+     * first when there is one) */
+    int abandon = 0, fast_exit = 0;
+    /* --timings: phase times (s), and the device thread's job */
+    double tm_read = 0.0, tm_wait = 0.0, tm_write = 0.0, tm_encode = 0.0, tm_load_wait = 0.0;
+    double tm_kernel = 0.0, tm_early = 0.0;
+    int kernel_known = 0;
+    uint32_t early_images = 0;
+    warm_job wj;
+    memset(&wj, 0, sizeof wj);
+    kiln_gpu_timings gt;
+    memset(&gt, 0, sizeof gt);
+    teardown_job td = {NULL, 0.0, 0.0};
+    pthread_t td_thread;
+    int td_started = 0;
+    kiln_context *wctx = NULL; /* writes the last chunk's files while ctx is torn down */
+    {
+        const char *fx = getenv("KILN_FAST_EXIT");
+        fast_exit = fx && !strcmp(fx, "1");
+    }
     prefetch_job pf;
     memset(&pf, 0, sizeof pf);
 #define FAIL_USAGE(...)                                                                                      \
@@ -432,12 +536,14 @@ done_args:
 
     /* images in chunks (bounded memory): load, encode the chunk (kiln_encode_batch, or per image
      * with --mips), write every output; the next chunk loads on another thread meanwhile */
-    enum { CHUNK_IMAGES = 64 };
+    /* the first chunk grows to FIRST_IMAGES (and twice chunk_bytes) while the device is still starting
+     * (KILN_LOAD_AHEAD=0: no): loading more is better than waiting */
+    enum { CHUNK_IMAGES = 64, FIRST_IMAGES = 256 };
     const size_t chunk_bytes = (size_t)512 << 20;
-    kiln_image bufs[2][CHUNK_IMAGES];
+    kiln_image bufs[2][FIRST_IMAGES];
     memset(bufs, 0, sizeof bufs);
     kiln_image *imgs = bufs[0], *next_imgs = bufs[1];
-    kiln_texture *tex = calloc((size_t)CHUNK_IMAGES * nfmt, sizeof *tex);
+    kiln_texture *tex = calloc((size_t)FIRST_IMAGES * nfmt, sizeof *tex);
     kiln_status st = tex ? KILN_OK : KILN_ERR_OUT_OF_MEMORY;
     kiln_context *err_ctx = ctx; /* where the failure's message is */
     double total_secs = 0.0, total_pix = 0.0;
@@ -450,10 +556,24 @@ done_args:
         if (st == KILN_OK && kiln_context_create(&cp, &pf.ctx) != KILN_OK) st = KILN_ERR_OUT_OF_MEMORY;
     }
     pf.threads = kiln_context_threads(ctx);
-    /* the Vulkan device starts (driver start-up: up to a second) while the first chunk loads */
+    /* the Vulkan device starts (driver start-up: up to a second), and the job's pipelines are created,
+     * while the first chunk loads */
     pthread_t warm;
+    wj.ctx = ctx;
+    wj.eps = eps;
+    wj.nfmt = nfmt;
+    wj.mips = mips;
+    wj.mp = &mp;
+    atomic_init(&wj.done, 0);
+    atomic_init(&wj.stop, 0);
+    {
+        const char *ext0 = extension(inputs[0]);
+        wj.fp = !strcasecmp(ext0, ".exr") || !strcasecmp(ext0, ".hdr");
+    }
+    uint32_t pre = 0; /* images of the first chunk encoded on the CPU while the device started (both) */
+    const double t_load0 = now_s();
     int warming = st == KILN_OK && c.ctx_params.backend != KILN_BACKEND_CPU &&
-                  pthread_create(&warm, NULL, warm_gpu, ctx) == 0;
+                  pthread_create(&warm, NULL, warm_gpu, &wj) == 0;
     /* the first chunk (on the loader's context while ctx is busy): its size from the first image's */
     if (st == KILN_OK) {
         st = kiln_image_load(pf.ctx, inputs[0], &imgs[0]);
@@ -470,8 +590,66 @@ done_args:
             kiln_image_free(&imgs[0]);
             err_ctx = pf.ctx;
         }
+        const char *la = getenv("KILN_LOAD_AHEAD"), *ec = getenv("KILN_EARLY_CPU");
+        const int load_ahead = !(la && !strcmp(la, "0"));
+        size_t cap = (2 * chunk_bytes) / (per ? per : 1);
+        if (cap > FIRST_IMAGES) cap = FIRST_IMAGES;
+        /* --backend both: the CPU encodes images while the device starts (only formats whose GPU encoder
+         * gives the CPU's bytes: kiln's strategy, not BC6H), then the split batch takes the rest */
+        int early = both && !mips && gpu_strategy == 0 && !(ec && !strcmp(ec, "0"));
+        for (uint32_t f = 0; f < nfmt; f++)
+            if (formats[f] == KILN_FORMAT_BC6H_UFLOAT || formats[f] == KILN_FORMAT_BC6H_SFLOAT) early = 0;
+        while (st == KILN_OK && warming && !atomic_load(&wj.done)) {
+            if (early && pre < n) {
+                const double te = now_s();
+                if (!early_ctx) {
+                    kiln_context_params cp = c.ctx_params;
+                    cp.backend = KILN_BACKEND_CPU;
+                    cp.progress = NULL;
+                    cp.threads = pf.threads; /* the device thread mostly waits in the driver */
+                    if (kiln_context_create(&cp, &early_ctx) != KILN_OK) {
+                        early = 0;
+                        continue;
+                    }
+                }
+                st = kiln_encode_batch(early_ctx, &imgs[pre], 1, eps, nfmt, 0, &tex[(size_t)pre * nfmt]);
+                if (st != KILN_OK) {
+                    err_ctx = early_ctx;
+                    for (size_t t = 0; t < (size_t)pre * nfmt; t++) kiln_texture_free(&tex[t]);
+                    for (uint32_t i = 0; i < n; i++) kiln_image_free(&imgs[i]);
+                    pre = 0;
+                    break;
+                }
+                pre++;
+                tm_early += now_s() - te;
+                continue;
+            }
+            if (!load_ahead || n >= cap || n >= ninputs) break;
+            uint32_t m = (uint32_t)(cap - n) < ninputs - n ? (uint32_t)(cap - n) : ninputs - n;
+            if (m > pf.threads) m = pf.threads; /* small steps: stop soon after the device is ready */
+            st = load_images(pf.ctx, inputs + n, m, imgs + n, pf.threads);
+            if (st != KILN_OK) {
+                for (size_t t = 0; t < (size_t)pre * nfmt; t++) kiln_texture_free(&tex[t]);
+                for (uint32_t i = 0; i < n; i++) kiln_image_free(&imgs[i]);
+                err_ctx = pf.ctx;
+            } else {
+                n += m;
+            }
+        }
     }
-    if (warming) pthread_join(warm, NULL); /* a failure is reported (on ctx) by the encode itself */
+    tm_read = now_s() - t_load0;
+    /* the device thread is joined before ctx is used (a failure is reported on ctx by the encode itself);
+     * a first chunk the CPU encoded whole is written meanwhile (on early_ctx) */
+#define JOIN_WARM()                                                                                          \
+    do {                                                                                                     \
+        if (warming) {                                                                                       \
+            const double tw = now_s();                                                                       \
+            pthread_join(warm, NULL);                                                                        \
+            warming = 0;                                                                                     \
+            tm_wait += now_s() - tw;                                                                         \
+        }                                                                                                    \
+    } while (0)
+    if (!(st == KILN_OK && n && pre == n && early_ctx)) JOIN_WARM();
     for (uint32_t i0 = 0; i0 < ninputs && st == KILN_OK;) {
         const uint32_t i1 = i0 + n, n1 = ninputs - i1 < want ? ninputs - i1 : want;
         pthread_t th;
@@ -483,16 +661,53 @@ done_args:
             pf.st = KILN_OK;
             threaded = pthread_create(&th, NULL, prefetch_main, &pf) == 0;
         }
+        if (mips || n > pre) JOIN_WARM();
         double t0 = now_s();
+        int batch_called = 0;
         if (mips) {
             for (uint32_t i = 0; i < n && st == KILN_OK; i++)
                 for (uint32_t f = 0; f < nfmt && st == KILN_OK; f++)
                     st = kiln_encode_mips(ctx, &imgs[i], &eps[f], &mp, &tex[i * nfmt + f]);
         } else {
-            st = kiln_encode_batch(ctx, imgs, n, eps, nfmt, both ? KILN_ENCODE_BATCH_SPLIT : 0, tex);
+            if (n > pre) {
+                st = kiln_encode_batch(ctx, imgs + pre, n - pre, eps, nfmt, both ? KILN_ENCODE_BATCH_SPLIT : 0,
+                                       tex + (size_t)pre * nfmt);
+                batch_called = 1;
+            }
+            if (st == KILN_OK && pre) early_images += pre;
+            pre = 0;
         }
-        double secs = now_s() - t0;
+        double secs = now_s() - t0 + (i0 == 0 ? tm_early : 0.0);
         total_secs += secs;
+        tm_encode += secs;
+        if (st == KILN_OK && (mips || batch_called) && kiln_last_gpu_ms(ctx) >= 0.0) {
+            tm_kernel += kiln_last_gpu_ms(ctx);
+            kernel_known = 1;
+        }
+        const double t_w0 = now_s();
+        /* what the summary lines need of ctx, read before it may be torn down */
+        const kiln_gpu_info *gi0 = warming ? NULL : kiln_context_gpu(ctx);
+        char gname[sizeof gi0->name];
+        snprintf(gname, sizeof gname, "%s", gi0 ? gi0->name : "");
+        const double gms = warming ? -1.0 : kiln_last_gpu_ms(ctx);
+        const uint32_t cthreads = kiln_context_threads(warming ? early_ctx : ctx);
+        if (st == KILN_OK && n1 == 0 && !warming && gi0 && !fast_exit && !td_started) {
+            const char *tov = getenv("KILN_TEARDOWN_OVERLAP");
+            kiln_context_params cp = c.ctx_params;
+            cp.backend = KILN_BACKEND_CPU;
+            cp.progress = NULL;
+            cp.threads = pf.threads;
+            if (!(tov && !strcmp(tov, "0")) && kiln_context_create(&cp, &wctx) == KILN_OK) {
+                if (timings) kiln_context_gpu_timings(ctx, &gt);
+                td.ctx = ctx;
+                if (pthread_create(&td_thread, NULL, teardown_main, &td) == 0) {
+                    td_started = 1;
+                    ctx = NULL; /* the thread's now */
+                } else {
+                    td.ctx = NULL;
+                }
+            }
+        }
         double chunk_pix = 0.0;
         for (uint32_t i = 0; i < n && st == KILN_OK; i++)
             for (uint32_t f = 0; f < nfmt; f++)
@@ -504,28 +719,35 @@ done_args:
                 const char *o = out_names + ((size_t)(i0 + i) * nfmt + f) * ncap;
                 sp.container = !strcasecmp(extension(o), ".dds") ? KILN_CONTAINER_DDS : KILN_CONTAINER_KTX2;
                 kiln_texture *t = &tex[i * nfmt + f];
-                st = kiln_texture_save(ctx, t, o, &sp);
-                if (st != KILN_OK) break;
+                /* ctx is the device thread's until joined, the teardown thread's after the last encode */
+                kiln_context *save_ctx = warming ? early_ctx : td_started ? wctx : ctx;
+                st = kiln_texture_save(save_ctx, t, o, &sp);
+                if (st != KILN_OK) {
+                    err_ctx = save_ctx;
+                    break;
+                }
                 written++;
                 if (!c.quiet) {
                     char where[300];
-                    const kiln_gpu_info *gi = kiln_context_gpu(ctx);
-                    if (kiln_last_gpu_ms(ctx) >= 0.0 && gi)
-                        snprintf(where, sizeof where, "GPU %s%s, kernels %.3f ms", gi->name, both ? " + CPU" : "",
-                                 kiln_last_gpu_ms(ctx));
+                    if (warming)
+                        snprintf(where, sizeof where, "CPU, %u threads, while the GPU started", cthreads);
+                    else if ((mips || batch_called) && gms >= 0.0 && gname[0])
+                        snprintf(where, sizeof where, "GPU %s%s, kernels %.3f ms", gname, both ? " + CPU" : "", gms);
                     else
-                        snprintf(where, sizeof where, "CPU, %u thread%s", kiln_context_threads(ctx),
-                                 kiln_context_threads(ctx) == 1 ? "" : "s");
+                        snprintf(where, sizeof where, "CPU, %u thread%s", cthreads, cthreads == 1 ? "" : "s");
                     printf("%s: %ux%u -> %s (%s, %s, %u level%s), %.3f s, %.2f Mpix/s, %s\n", inputs[i0 + i], imgs[i].width,
                            imgs[i].height, o, fis[f]->name, quality_name(quality), t->levels, t->levels == 1 ? "" : "s", secs,
                            secs > 0 ? chunk_pix / secs / 1e6 : 0.0, where);
                 }
             }
+        tm_write += now_s() - t_w0;
         for (uint32_t t = 0; t < n * nfmt; t++) kiln_texture_free(&tex[t]);
         for (uint32_t i = 0; i < n; i++) kiln_image_free(&imgs[i]);
         if (n1) {
+            const double tl0 = now_s();
             if (threaded) pthread_join(th, NULL);
             else prefetch_main(&pf);
+            tm_load_wait += now_s() - tl0;
             if (pf.st != KILN_OK && st == KILN_OK) {
                 st = pf.st;
                 err_ctx = pf.ctx;
@@ -539,6 +761,13 @@ done_args:
         i0 = i1;
         n = n1;
     }
+    atomic_store(&wj.stop, 1); /* all encoded: a device still starting skips its warm-up */
+    {
+        const char *fx = getenv("KILN_FAST_EXIT");
+        abandon = st == KILN_OK && warming && !atomic_load(&wj.done) && !(fx && !strcmp(fx, "0"));
+    }
+    if (!abandon) JOIN_WARM();
+#undef JOIN_WARM
     free(tex);
     if (st != KILN_OK) {
         rc = kiln_cli_fail(cmd, err_ctx, st);
@@ -552,6 +781,71 @@ done_args:
 cleanup:
 #undef FAIL_USAGE
     kiln_context_free(pf.ctx);
+    kiln_context_free(early_ctx);
+    double tm_save = 0.0, tm_free = 0.0;
+    if (td_started) {
+        const double tj = now_s();
+        pthread_join(td_thread, NULL);
+        tm_free = now_s() - tj; /* what the teardown added after the writes */
+        tm_save = td.save_s;
+    }
+    kiln_context_free(wctx);
+    if ((timings || fast_exit || abandon) && (ctx || td_started) && rc == KILN_EXIT_OK) {
+        const double ts0 = now_s();
+        /* else kiln_context_free does it (timed apart here); not while the device thread has ctx */
+        if (!abandon && ctx) (void)kiln_context_save_pipeline_cache(ctx);
+        if (!td_started) tm_save = now_s() - ts0;
+        if (!abandon && ctx) kiln_context_gpu_timings(ctx, &gt);
+        const double tf0 = now_s();
+        if (!abandon && !fast_exit && ctx) {
+            kiln_context_free(ctx);
+            ctx = NULL;
+        }
+        if (!td_started) tm_free = now_s() - tf0;
+        const double tm_total = now_s() - t_start;
+        static const char *cache_states[] = {"off", "new (empty)", "loaded", "rejected"};
+        if (timings) {
+        fprintf(stderr, "kiln timings (ms, this process from argument parsing; %s):\n",
+                gt.instance_ms > 0.0 || abandon ? "the device starts on a thread beside the read" : "no Vulkan device");
+        fprintf(stderr, "  %-14s %9.2f\n", "read+decode", tm_read * 1e3);
+        fprintf(stderr, "  %-14s %9.2f  (instance %.2f + device %.2f, beside the read)\n", "device start",
+                gt.instance_ms + gt.device_ms, gt.instance_ms, gt.device_ms);
+        fprintf(stderr, "  %-14s %9.2f  (%u created; warm-up encode %s)\n", "pipelines", gt.pipeline_ms, gt.pipelines,
+                abandon ? "not waited for" : wj.warmed ? "on the device thread" : "not run");
+        if (abandon)
+            fprintf(stderr, "  %-14s %9.2f  (device thread: still starting at the end, not waited for)\n", "device wait", 0.0);
+        else
+            fprintf(stderr, "  %-14s %9.2f  (device thread: %.2f start, %.2f warm-up)\n", "device wait", tm_wait * 1e3,
+                    wj.t0 > 0.0 ? (wj.t_device - wj.t0) * 1e3 : 0.0, wj.t0 > 0.0 ? (wj.t_done - wj.t_device) * 1e3 : 0.0);
+        if (kernel_known)
+            fprintf(stderr, "  %-14s %9.2f  (kernels %.2f; buffers %.2f in %u; the rest: upload, download, host)\n", "encode",
+                    tm_encode * 1e3, tm_kernel, gt.alloc_ms, gt.allocs);
+        else
+            fprintf(stderr, "  %-14s %9.2f  (CPU)\n", "encode", tm_encode * 1e3);
+        fprintf(stderr, "  %-14s %9.2f  (%u image%s on the CPU while the device started: --backend both; in encode)\n",
+                "early cpu", tm_early * 1e3, early_images, early_images == 1 ? "" : "s");
+        fprintf(stderr, "  %-14s %9.2f\n", "later reads", tm_load_wait * 1e3);
+        fprintf(stderr, "  %-14s %9.2f\n", "write", tm_write * 1e3);
+        fprintf(stderr, "  %-14s %9.2f  (pipeline cache)\n", "cache save", tm_save * 1e3);
+        if (td_started)
+            fprintf(stderr, "  %-14s %9.2f  (device and context destruction: %.2f on a thread beside the write; the rest)\n",
+                    "teardown", tm_free * 1e3, td.free_s * 1e3);
+        else
+            fprintf(stderr, "  %-14s %9.2f  (device and context destruction%s)\n", "teardown", tm_free * 1e3,
+                    abandon ? ": skipped, the device was still starting" : fast_exit ? ": skipped (KILN_FAST_EXIT=1)" : "");
+        fprintf(stderr, "  %-14s %9.2f\n", "total", tm_total * 1e3);
+        fprintf(stderr, "pipeline cache: %s", cache_states[(unsigned)gt.cache_state < 4 ? gt.cache_state : 0]);
+        if (gt.cache_state == KILN_PIPELINE_CACHE_LOADED) fprintf(stderr, ", %llu bytes", (unsigned long long)gt.cache_bytes);
+        if (gt.cache_path[0]) fprintf(stderr, ", %s", gt.cache_path);
+        if (gt.cache_note[0]) fprintf(stderr, " (%s)", gt.cache_note);
+        fprintf(stderr, "\n");
+        }
+    }
+    if ((abandon || fast_exit) && ctx && rc == KILN_EXIT_OK) {
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc); /* see abandon / fast_exit above */
+    }
     kiln_context_free(ctx);
     free(out_names);
     free(inputs);
