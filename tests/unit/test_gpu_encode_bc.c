@@ -767,6 +767,24 @@ static const uint8_t k_tie_blocks[6][16][3] = {
      {194, 211, 209}, {213, 32, 240}, {137, 12, 200}, {206, 53, 39}, {206, 53, 39}, {206, 53, 39}, {206, 53, 39}, {206, 53, 39}},
 };
 
+/* A GPU context of the test's own in place of the shared one (for tests whose many pipelines would take the shared
+ * context past KILN_VK_MAX_PIPELINES); returns the shared one for own_gpu_end, which checks the validation layer's
+ * count of the own context, frees it and puts the shared one back. */
+static kiln_context *own_gpu_begin(fixture *fx)
+{
+    kiln_context *shared = fx->gpu;
+    fx->gpu = kt_context(2, KILN_BACKEND_VULKAN);
+    assert_non_null(fx->gpu);
+    return shared;
+}
+
+static void own_gpu_end(fixture *fx, kiln_context *shared)
+{
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+    kiln_context_free(fx->gpu);
+    fx->gpu = shared;
+}
+
 /* The six tie blocks, then each again with its texels in reversed order (the same sorted colours): 48x4 RGBA8. */
 static void tie_image(kiln_image *img)
 {
@@ -879,11 +897,7 @@ static void bc1_cf3_nest_identical(void **state)
 {
     fixture *fx = *state;
     if (!fx->gpu) skip();
-    /* a GPU context of its own: these variants' pipelines would take the shared context past
-     * KILN_VK_MAX_PIPELINES */
-    kiln_context *shared_gpu = fx->gpu;
-    fx->gpu = kt_context(2, KILN_BACKEND_VULKAN);
-    assert_non_null(fx->gpu);
+    kiln_context *shared_gpu = own_gpu_begin(fx); /* these variants' pipelines */
     kiln_image img[4];
     const char *name[4];
     int n = 0;
@@ -940,9 +954,7 @@ static void bc1_cf3_nest_identical(void **state)
     unsetenv("KILN_GPU_CF_OPT");
     unsetenv("KILN_GPU_CF_DESIGN");
     for (int i = 0; i < n; i++) kiln_image_free(&img[i]);
-    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
-    kiln_context_free(fx->gpu);
-    fx->gpu = shared_gpu;
+    own_gpu_end(fx, shared_gpu);
 }
 
 /* 16-bit and float sources go through the host-side preparation. */
@@ -1087,11 +1099,7 @@ static void dither_identical(void **state)
 {
     fixture *fx = *state;
     if (!fx->gpu) skip();
-    /* a GPU context of its own: its ~20 pipelines (dither passes, ALL_PER_BLOCK) would take the shared
-     * context past KILN_VK_MAX_PIPELINES */
-    kiln_context *shared_gpu = fx->gpu;
-    fx->gpu = kt_context(2, KILN_BACKEND_VULKAN);
-    assert_non_null(fx->gpu);
+    kiln_context *shared_gpu = own_gpu_begin(fx); /* its ~20 pipelines (dither passes, ALL_PER_BLOCK) */
     kiln_image grad, src;
     int have_grad = 0;
     if (kiln_image_load(fx->cpu, kt_testdata("ldr/desktopbase_softwaves_crop_1000x600.png"), &src) == KILN_OK) {
@@ -1181,9 +1189,7 @@ static void dither_identical(void **state)
     kiln_image_free(&i16);
     kiln_image_free(&f32);
     if (have_grad) kiln_image_free(&grad);
-    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
-    kiln_context_free(fx->gpu);
-    fx->gpu = shared_gpu;
+    own_gpu_end(fx, shared_gpu);
 }
 
 static void bad_arguments(void **state)
