@@ -27,7 +27,8 @@
  *   process CPU time of one timed run (host side; on lavapipe it includes the shader's execution on
  *   the CPU, a measure that a loaded machine disturbs less than wall time), "xf proc" its ratio to
  *   fast's. Column "bytes FNV-1a": a 64-bit FNV-1a hash of the row's whole output (variants that must give
- *   the same bytes, e.g. KILN_BC6H_HIGH_OPT, show the same hash). Quality high is the
+ *   the same bytes, e.g. KILN_BC6H_HIGH_OPT, show the same hash), followed by "unstable" when the timed runs did not
+ *   all give the same bytes (a race). Quality high is the
  *   GPU-native encoder (enc_bc6h_h.comp, one invocation per block); --exact adds the row high-exact
  *   (KILN_BC6H_GPU_EXACT=1: the CPU-exact port enc_bc6h_q.comp at high), --old the row high-h4 (the
  *   first GPU-native design enc_bc6h_h4.comp, KILN_BC6H_HIGH_DESIGN=4), --seed the row seed-high (the
@@ -205,6 +206,14 @@ static void restore_env(const char *name, int had, const char *value)
     else unsetenv(name);
 }
 
+/* 64-bit FNV-1a of a buffer (column "bytes FNV-1a") */
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
 /* The GPU throughput table (--gpu-size). */
 static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, kiln_format fmt, const int qon[4],
                    uint32_t n, int reps, uint32_t stripe, int with_exact /* rows: 1 exact, 2 old, 4 seed */,
@@ -299,14 +308,20 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
             printf("%-10s %s: %s\n", rname, st == KILN_ERR_UNSUPPORTED ? "n/a" : "error", kiln_last_error(gctx));
             continue;
         }
-        int done = 0;
+        int done = 0, unstable = 0;
         double cpu_min = 0.0;
+        uint64_t hash0 = 0;
         for (int r = 0; r < reps; r++) {
             double c0 = cpu_s();
             if (kiln_encode_image(gctx, &big, &ep, out, size) != KILN_OK) break;
             double c = (cpu_s() - c0) * 1e3;
             if (!done || c < cpu_min) cpu_min = c;
             ms[done++] = kiln_last_gpu_ms(gctx);
+            /* every timed run's bytes against the first's (helper bc6hk): a race between invocations would show as runs
+             * that differ ("unstable" after the hash column) */
+            const uint64_t hr = fnv1a(out, size);
+            if (done == 1) hash0 = hr;
+            else if (hr != hash0) unstable = 1;
         }
         if (!done) {
             printf("%-10s error: %s\n", rname, kiln_last_error(gctx));
@@ -333,12 +348,11 @@ static int gpu_big(kiln_context *ctx, kiln_context *gctx, const char *testdata, 
         }
         if (q == 0) fast_cpu = fast_ref[1] = cpu_min;
         /* a hash of the whole output: variants that must give the same bytes show the same hash */
-        uint64_t hash = 1469598103934665603ull;
-        for (size_t i = 0; i < size; i++) hash = (hash ^ out[i]) * 1099511628211ull;
-        printf("%-10s %10.3f %10.3f %9.3f %9.3f %8.2f %10.6f %8.2f%% %12.6f %12.6f %10.1f %8.2f %016llx\n", rname, mn, md,
+        const uint64_t hash = fnv1a(out, size);
+        printf("%-10s %10.3f %10.3f %9.3f %9.3f %8.2f %10.6f %8.2f%% %12.6f %12.6f %10.1f %8.2f %016llx%s\n", rname, mn, md,
                mn > 0 ? gpix / (mn * 1e-3) : 0.0, md > 0 ? gpix / (md * 1e-3) : 0.0, fast_ms > 0 ? mn / fast_ms : 0.0, rm,
                nb ? 100.0 * (double)same / (double)nb : 0.0, rg, rc, cpu_min, fast_cpu > 0 ? cpu_min / fast_cpu : 0.0,
-               (unsigned long long)hash);
+               (unsigned long long)hash, unstable ? " unstable" : "");
         fflush(stdout);
     }
     free(out);

@@ -305,7 +305,7 @@ int main(int argc, char **argv)
     printf("- device: %s (Vulkan %u.%u.%u, subgroup %u), driver: %s\n", info->name, info->api_version >> 22,
            (info->api_version >> 12) & 1023u, info->api_version & 4095u, info->subgroup_size, info->driver);
     {
-        const char *bc4max = getenv("KILN_GPU_BC4_MAX"); /* BC4/BC5/BC3-alpha max: quadtree, pool or v1 */
+        const char *bc4max = getenv("KILN_GPU_BC4_MAX"); /* BC4/BC5/BC3-alpha max: pool (the only design left) */
         const char *bc4wg = getenv("KILN_GPU_BC4_POOL_WG");
         printf("- BC4-style max design: KILN_GPU_BC4_MAX=%s, KILN_GPU_BC4_POOL_WG=%s\n", bc4max && bc4max[0] ? bc4max : "default",
                bc4wg && bc4wg[0] ? bc4wg : "default");

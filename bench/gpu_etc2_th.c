@@ -11,7 +11,9 @@
  * (enc_etc2_th.comp, the default) and "unrolled" (enc_etc2_th_unroll.comp, KILN_GPU_ETC2_TH_UNROLL=1). --a1: ETC2 RGB A1 with a random alpha (1 pixel in 8 below
  * the threshold). --lanes: instead of those two rows, one row per configuration of the search (unrolled build):
  * L invocations per block (KILN_GPU_ETC2_TH_LANES) and P (KILN_GPU_ETC2_TH_PREP: 1 the gate writes the partitions,
- * 0 every lane sorts; left out: the library's default for L), e.g. --lanes 1,1:1,4,8,16,8:0.
+ * 0 every lane sorts; left out: the library's default for L), e.g. --lanes 1,1:1 (since 2026-11-26 the library accepts
+ * L = 1 only: more lanes per block lost on the H100 and were removed). KILN_GPU_ETC2_TH_POOL=0|1 in the environment picks
+ * the one-invocation search or the pooled one (the default at max) for "--cfg default".
  * --cfg F:X:C:K[:P[:W[:S]]],...: instead, one row per search variant (helper etc2max; 1 lane, the gate's partitions): F
  * (KILN_GPU_ETC2_TH_FLAT, the state-machine search), X (KILN_GPU_ETC2_TH_FASTPIX, closed-form pixel errors), C
  * (KILN_GPU_ETC2_TH_CHECK, the limit test every C pixels), K (KILN_GPU_ETC2_TH_CACHE, centre data reused), P (KILN_GPU_ETC2_TH_PACKED, packed pixels), W (KILN_GPU_ETC2_TH_WG, workgroup size), S (KILN_GPU_ETC2_TH_SMEM, centre data in shared memory; P, W, S left out: the defaults), e.g.

@@ -27,20 +27,16 @@ layout(local_size_x_id = 0) in;
 // index g_tab per entry 3 uvec4: (Ah, Bh, C, i | j << 8 | k << 16), (p1, p2, p3, p4), (pen, 0, 0, 0).
 layout(std430, binding = 3) readonly buffer CfTab { uvec4 v[]; } cft;
 
-// CF_OPT (the host's KILN_EBC_CF3_OPT_COLOUR_MAX / _HIGH: 8347553 at max, 24481 at high since 2026-11-26 08:10 UTC;
+// CF_OPT (the host's KILN_EBC_CF3_OPT_COLOUR_MAX / _HIGH: 142565281 at max since 2026-11-26 11:49 UTC, 24481 at high;
 // earlier 33 = bits 0 and 5, measured on an H200 on 2026-11-26;
 // KILN_GPU_CF_OPT overrides it; values 1, 2, 4, ... in the host's and the docs' words):
 // bit 0: plain precise products in the search and the exact scoring (no `* one`)
-// bit 1: the partition search loads P3(i) once per run of entries with the same i (four-colour)
-// bit 2: the search loops without [[dont_unroll]] (the driver may unroll them)
-// bit 3: the search's early exit after one channel (cf_err_bound: never changes the kept entries)
-// bit 4: with bit 3, a second early exit after the second channel
+// (bits 1-4, 6, 13, 23-26 and 28, opt-in variants that lost on the H100 / H200 or changed nothing: P3(i) hoisting,
+// driver unrolling, the exact early exits, min / max clamps, the rolled covariance, 16-byte prefix-sum words, the
+// nested searches of helper bc1max: removed by helper bc1k on 2026-11-26 for lavapipe compile time, CI; the host
+// refuses them; docs/PERFORMANCE.md has their measurements)
 // bit 5: one prefix-sum table in shared memory (P3, then P2 for the three-colour search): 268 instead of 472
 //        bytes per block (8-bit sources), for occupancy
-// bit 6: the search clamps with min / max (clamp()) instead of compare-and-select: the same bytes, as the
-//        two differ only for NaN (the inputs are finite) and in the sign of a zero a or b, which can change
-//        only the sign of a zero error term, and err = pen (+0 for every entry kept) + es is then +0 either
-//        way, and (int)(-0) = 0
 // bit 7: split into two passes (helper bc1split): this shader runs twice, a SEARCH pass (setup and the
 //        table search, without the refinement's code; on the H200 the search pass still took ~120 registers,
 //        the refine pass alone 90) that writes its candidates' 565 endpoint
@@ -61,8 +57,6 @@ layout(std430, binding = 3) readonly buffer CfTab { uvec4 v[]; } cft;
 // bit 12: the search does not load the entries' penalties: every entry the host puts in the buffer has
 //        penalty +0 (bc1_enc_tables.h; the host drops the bit otherwise), and +0 + es is what the search
 //        computes with the constant 0 as well
-// bit 13: the covariance (setup and the refine pass) with 4 texels live at a time (a rolled loop; the same
-//        sums in the same order), for fewer registers
 // bit 14: with bit 9, four entries per iteration instead of two
 // (bit 15: the refine pass, set by the host only)
 // Bits 16-22 (helper bc1fast, 2026-11-26; the same bytes, conversions and local arrays out of the hot paths):
@@ -77,23 +71,8 @@ layout(std430, binding = 3) readonly buffer CfTab { uvec4 v[]; } cft;
 //         once like mr's double product converted; no subnormal or overflowing product can occur there)
 // bit 21: the channel steps round by (x + 1.5 * 2^23) - 1.5 * 2^23 as bit 11 (|x| < 2^22 there)
 // bit 22: the search pass's setup (covariance, axis, ranks, prefix sums) with float products as bit 20
-// bit 23: the search's prefix sums (and sort keys) as one 16-byte word per (row, invocation): one 16-byte
-//         shared load per P3 instead of three 4-byte ones (272 instead of 204 bytes per block)
-// bit 24 (helper bc1max, 2026-11-26; NEST): the searches as nested loops in table order, i (rolled), j (rolled),
-//         k (a fall-through switch on j: one copy of the entry's code per k), the 17 prefix-sum rows held in
-//         registers (no shared loads, no index decoding per entry), over the host's nested table (every
-//         (i, j, k) / (i, j) in table order, two uvec4 per entry: Ah, Bh, C, ijk and p1..p4; the CPU's
-//         dropped rank-1 entries as sentinels whose error is >= 1e34 for any non-flat block, so they are never
-//         kept). The same operations per entry (pi + (pj + pk) = the CPU's q3 + pi; penalty +0 as bit 12) and
-//         strict comparisons in table order: the same entries are kept. Bits 1-4, 9 and 14 do nothing with it.
-// bit 26 (with 24): the four-colour k sequence by quads (four entries per basic block, errors first, then the
-//         four keep steps in table order) after the single entries up to the end of j's quad
 // bit 27: channel_step computes b's five values, validity and error terms fm(eb, fm(n1, eb) - 2 s1) once per
 //         channel instead of once per pair (the same operations; 25 -> 5 per channel)
-// bit 28 (with 24): the k rows P3(k) / P2(k) read from shared memory at constant offsets instead of held
-//         in registers (bit 24 alone took 154 registers on the H100: 83 without)
-// bit 25 (with 24): the four-colour search's keep step as a branch ([[dont_flatten]]) on err < e1, the same
-//         comparisons inside (err < e0 implies err < e1)
 layout(constant_id = 5) const uint CF_OPT = 0;
 const bool SPLIT = (CF_OPT & 128u) != 0u;
 const bool REFINE = (CF_OPT & 32768u) != 0u; // the split's second pass (the host adds this bit)
@@ -109,13 +88,7 @@ const uint B_FMSET = ((CF_OPT >> 22u) & 1u) * (INPUT_U8 != 0u ? 1u : 0u);
 const bool FM_REF = B_FMREF != 0u; // refit, refine pass covariance
 const bool FM_SET = B_FMSET != 0u; // search setup (8-bit sources: no tiny products)
 const bool MAGIC_STEP = (CF_OPT & 2097152u) != 0u;
-const uint B_P3V = ((CF_OPT >> 23u) & 1u) * (1u - B_REF);
-const bool P3V = B_P3V != 0u;
-const uint B_NEST = ((CF_OPT >> 24u) & 1u) * (1u - B_REF);
-const bool NEST = B_NEST != 0u;
 const bool STEP_HOIST = (CF_OPT & 134217728u) != 0u; // bit 27: channel_step's b terms once per channel
-const bool NEST_SH = (CF_OPT & 268435456u) != 0u; // bit 28 (with 24): the k rows from shared memory, not registers
-const bool NEST_BR = (CF_OPT & 33554432u) != 0u; // bit 25 (with 24): the four-colour update as a branch on err < e1
 const bool MULTI = REFINE && (CF_OPT & 1024u) != 0u; // bit 10: 3 invocations per block in the refine pass
 const uint WG = gl_WorkGroupSize.x; // 32 or 64 (the host's choice; shared memory scales with it)
 // blocks per workgroup (texel columns); integer arithmetic only (spirv-opt rejects a Select of spec constants here)
@@ -129,8 +102,7 @@ shared float s_x[INPUT_U8 != 0u ? 1u : 48u * COLS]; // [ch * 16 + t][block]
 shared uint s_res[(CF_OPT & 33792u) == 33792u ? 3u * WG : 1u]; // bit 10: per invocation its candidate's error, endpoints, indices
 // prefix sums / 3 in grid units (float bits): [ch * 17 + i][invocation]; before them the sort keys (rows
 // 0..15); with CF_OPT bit 5, after the four-colour search, the prefix sums / 2 (s_p2 then unused)
-shared uint s_p3[(REFINE || P3V) ? 1u : 51u * WG];
-shared uvec4 s_p3v[B_P3V != 0u ? 17u * WG : 1u]; // bit 23: (x, y, z, -) per row and invocation
+shared uint s_p3[REFINE ? 1u : 51u * WG];
 shared uint s_p2[((CF_OPT & 32u) != 0u || REFINE) ? 1u : 51u * WG]; // prefix sums / 2 (float bits)
 
 uint g_lid;
@@ -139,11 +111,7 @@ uint g_col; // the block's texel column in shared memory (g_lid, or g_lid / 3 wi
 uint g_tx0, g_ty0; // TEX_GLOBAL: the block's first texel column and row
 float g_one;
 vec3 g_gtot, g_wg, g_tot;
-// CF_OPT bit 3 (the bound): this invocation's first channel F (largest weighted variance), the other two
-// O1 < O2, their gt / top / weight, and R = wg_O1 Q_O1 + wg_O2 Q_O2 + margin (see cf_err_bound)
-uint g_F, g_O1, g_O2;
 uint g_pos0, g_pos1; // the texel of each rank, 4 bits each
-float g_rest, g_rest2; // g_rest2 = wg_O2 Q_O2 + margin (bit 4: a second exit after channel O1)
 
 vec3 X(uint t)
 {
@@ -165,24 +133,18 @@ vec3 X(uint t)
 }
 vec3 P3(uint i)
 {
-    if (P3V) return uintBitsToFloat(s_p3v[i * WG + g_lid].xyz);
     return uintBitsToFloat(uvec3(s_p3[i * WG + g_lid], s_p3[(17u + i) * WG + g_lid], s_p3[(34u + i) * WG + g_lid]));
 }
 // the search's shared table: sort key / prefix-sum row r
 void p3_key(uint r, uint k)
 {
-    if (P3V) s_p3v[r * WG + g_lid].x = k;
-    else s_p3[r * WG + g_lid] = k;
+    s_p3[r * WG + g_lid] = k;
 }
-uint p3_key_at(uint r) { return P3V ? s_p3v[r * WG + g_lid].x : s_p3[r * WG + g_lid]; }
+uint p3_key_at(uint r) { return s_p3[r * WG + g_lid]; }
 void p3_row(uint i, vec3 v)
 {
-    if (P3V) {
-        s_p3v[i * WG + g_lid] = uvec4(floatBitsToUint(v), 0u);
-    } else {
-        s_p3[i * WG + g_lid] = floatBitsToUint(v.x); s_p3[(17u + i) * WG + g_lid] = floatBitsToUint(v.y);
-        s_p3[(34u + i) * WG + g_lid] = floatBitsToUint(v.z);
-    }
+    s_p3[i * WG + g_lid] = floatBitsToUint(v.x); s_p3[(17u + i) * WG + g_lid] = floatBitsToUint(v.y);
+    s_p3[(34u + i) * WG + g_lid] = floatBitsToUint(v.z);
 }
 vec3 P2(uint i)
 {
@@ -209,8 +171,6 @@ float fm(float a, float b)
 float mrx(float a, float b, bool f) { return f ? fm(a, b) : mr(a, b); }
 vec3 mr3x(vec3 a, vec3 b, bool f) { return f ? fm3(a, b) : mr3(a, b); }
 vec3 mr3sx(vec3 a, float b, bool f) { return f ? fm3(a, vec3(b)) : mr3s(a, b); }
-
-float comp(vec3 v, uint c) { return c == 0u ? v.x : c == 1u ? v.y : v.z; }
 
 struct Sol { uint c0, c1, idx; float err; bool four; };
 
@@ -543,15 +503,10 @@ float cf_err(uvec4 w0, uvec4 w1, float pen, vec3 ax, out vec3 a, out vec3 b)
     const vec3 gt = g_gtot;
     precise vec3 ua = fm3(ax, vec3(f1)) - fm3(gt, vec3(f2));
     precise vec3 ub = fm3(gt, vec3(f3)) - fm3(ax, vec3(f4));
-    if ((CF_OPT & 64u) != 0u) {
-        ua = clamp(ua, vec3(0.0), TOP);
-        ub = clamp(ub, vec3(0.0), TOP);
-    } else {
-        ua.x = ua.x > 0.0 ? ua.x : 0.0; ua.y = ua.y > 0.0 ? ua.y : 0.0; ua.z = ua.z > 0.0 ? ua.z : 0.0;
-        ub.x = ub.x > 0.0 ? ub.x : 0.0; ub.y = ub.y > 0.0 ? ub.y : 0.0; ub.z = ub.z > 0.0 ? ub.z : 0.0;
-        ua.x = ua.x < TOP.x ? ua.x : TOP.x; ua.y = ua.y < TOP.y ? ua.y : TOP.y; ua.z = ua.z < TOP.z ? ua.z : TOP.z;
-        ub.x = ub.x < TOP.x ? ub.x : TOP.x; ub.y = ub.y < TOP.y ? ub.y : TOP.y; ub.z = ub.z < TOP.z ? ub.z : TOP.z;
-    }
+    ua.x = ua.x > 0.0 ? ua.x : 0.0; ua.y = ua.y > 0.0 ? ua.y : 0.0; ua.z = ua.z > 0.0 ? ua.z : 0.0;
+    ub.x = ub.x > 0.0 ? ub.x : 0.0; ub.y = ub.y > 0.0 ? ub.y : 0.0; ub.z = ub.z > 0.0 ? ub.z : 0.0;
+    ua.x = ua.x < TOP.x ? ua.x : TOP.x; ua.y = ua.y < TOP.y ? ua.y : TOP.y; ua.z = ua.z < TOP.z ? ua.z : TOP.z;
+    ub.x = ub.x < TOP.x ? ub.x : TOP.x; ub.y = ub.y < TOP.y ? ub.y : TOP.y; ub.z = ub.z < TOP.z ? ub.z : TOP.z;
     if ((CF_OPT & 2048u) != 0u) {
         precise vec3 ta = ua + g_magic, tb = ub + g_magic;
         precise vec3 ra = ta - g_magic, rb = tb - g_magic;
@@ -568,61 +523,7 @@ float cf_err(uvec4 w0, uvec4 w1, float pen, vec3 ax, out vec3 a, out vec3 b)
     return err;
 }
 
-// One channel of cf_err (the same operations as its vector components).
-float chan_e(float ax, float gt, float top, uvec4 w0, uvec4 w1)
-{
-    float Ah = uintBitsToFloat(w0.x), Bh = uintBitsToFloat(w0.y), C = uintBitsToFloat(w0.z);
-    float f1 = uintBitsToFloat(w1.x), f2 = uintBitsToFloat(w1.y), f3 = uintBitsToFloat(w1.z), f4 = uintBitsToFloat(w1.w);
-    precise float ua = fm(ax, f1) - fm(gt, f2);
-    precise float ub = fm(gt, f3) - fm(ax, f4);
-    if ((CF_OPT & 64u) != 0u) {
-        ua = clamp(ua, 0.0, top);
-        ub = clamp(ub, 0.0, top);
-    } else {
-        ua = ua > 0.0 ? ua : 0.0;
-        ub = ub > 0.0 ? ub : 0.0;
-        ua = ua < top ? ua : top;
-        ub = ub < top ? ub : top;
-    }
-    float a = roundEven(ua), b = roundEven(ub);
-    precise float in1 = (fm(a, Ah) + fm(b, C)) - ax;
-    precise float in2 = fm(b, Bh) - (gt - ax);
-    precise float ev = fm(a, in1) + fm(b, in2);
-    return ev;
-}
-
-// cf_err with an early exit that never changes which entries are kept: channel F first; when its weighted
-// error pF alone, plus the lowest possible errors of the other two (-wg Q each) and a margin for every
-// rounding, is above thr (the error an entry must beat: the second best four-colour one, or the best
-// three-colour one), the computed error of the entry cannot be below thr either, and infinity is returned
-// instead (the entry is not kept, as it would not be). Otherwise the error as cf_err computes it. (The
-// sum pF + p1 of bit 4 is a lower bound in the same way: both are >= -wg Q - margin terms.)
-float cf_err_bound(uvec4 w0, uvec4 w1, float pen, vec3 ax, float thr)
-{
-    const vec3 gt = g_gtot;
-    float eF = chan_e(comp(ax, g_F), comp(gt, g_F), comp(TOP, g_F), w0, w1);
-    precise float pF = fm(comp(g_wg, g_F), eF);
-    precise float d = pF - thr;
-    if (d > g_rest) return F_INF;
-    float e1 = chan_e(comp(ax, g_O1), comp(gt, g_O1), comp(TOP, g_O1), w0, w1);
-    if ((CF_OPT & 16u) != 0u) {
-        precise float p1 = fm(comp(g_wg, g_O1), e1);
-        precise float d2 = (pF + p1) - thr;
-        if (d2 > g_rest2) return F_INF;
-    }
-    float e2 = chan_e(comp(ax, g_O2), comp(gt, g_O2), comp(TOP, g_O2), w0, w1);
-    vec3 ev;
-    ev.x = g_F == 0u ? eF : e1;
-    ev.y = g_F == 1u ? eF : g_F == 0u ? e1 : e2;
-    ev.z = g_F == 2u ? eF : e2;
-    precise vec3 pw = fm3(g_wg, ev);
-    precise float es = (pw.x + pw.y) + pw.z;
-    precise float err = pen + es;
-    return err;
-}
-
 uint g_tab;
-bool g_max; // max quality: the search keeps two four-colour entries (the bound's threshold: the second)
 
 vec3 entry_ax(uint e, bool four)
 {
@@ -688,29 +589,7 @@ float block_cov(out vec3 cd, out vec3 co)
     g_tot = tot;
     precise vec3 m = tot * 0.0625;
     precise vec3 sa, sb;
-    if ((CF_OPT & 8192u) != 0u) {
-        // bit 13: the same sums with 4 texels live at a time: q = 2 i + h in the order below
-        precise vec3 wa0 = vec3(0.0), wb0 = vec3(0.0), xa0 = vec3(0.0), xb0 = vec3(0.0);
-        [[dont_unroll]] for (uint q = 0u; q < 4u; q++) {
-            uint j = (q >> 1u) + 2u * (q & 1u);
-            precise vec3 ua[4], ub[4];
-            for (int r = 0; r < 4; r++) {
-                uint t = j + (r == 1 ? 8u : r == 2 ? 4u : r == 3 ? 12u : 0u);
-                precise vec3 d = X(t) - m;
-                ua[r] = vec3(mrx(d.x, d.x, MRC), mrx(d.x, d.y, MRC), mrx(d.x, d.z, MRC));
-                ub[r] = vec3(mrx(d.y, d.y, MRC), mrx(d.y, d.z, MRC), mrx(d.z, d.z, MRC));
-            }
-            precise vec3 wa = (ua[0] + ua[1]) + (ua[2] + ua[3]);
-            precise vec3 wb = (ub[0] + ub[1]) + (ub[2] + ub[3]);
-            if ((q & 1u) == 0u) {
-                wa0 = wa; wb0 = wb;
-            } else {
-                precise vec3 xa = wa0 + wa, xb = wb0 + wb;
-                if (q == 1u) { xa0 = xa; xb0 = xb; }
-                else { sa = xa0 + xa; sb = xb0 + xb; }
-            }
-        }
-    } else {
+    {
         precise vec3 xa[2], xb[2];
         for (int i = 0; i < 2; i++) {
             precise vec3 wa[2], wb[2];
@@ -778,9 +657,6 @@ bool setup_block(uint b, out float tr_out)
     tr_out = tr;
     float c00 = cd.x, c11 = cd.y, c22 = cd.z, c01 = co.x, c02 = co.y, c12 = co.z;
     bool r0 = c00 >= c11 && c00 >= c22, r1 = !r0 && c11 >= c22;
-    g_F = r0 ? 0u : r1 ? 1u : 2u; // weighted variance c_cc = wg_c x the channel's variance in grid units
-    g_O1 = g_F == 0u ? 1u : 0u;
-    g_O2 = g_F == 2u ? 1u : 2u;
     precise float v0 = r0 ? c00 : r1 ? c01 : c02, v1 = r0 ? c01 : r1 ? c11 : c12, v2 = r0 ? c02 : r1 ? c12 : c22;
     [[dont_unroll]] for (int it = 0; it < 2; it++) {
         precise float w0 = (MRS(c00, v0) + MRS(c01, v1)) + MRS(c02, v2);
@@ -837,24 +713,6 @@ bool setup_block(uint b, out float tr_out)
     g_pos0 = pos0; g_pos1 = pos1;
     vec3 g2 = MR3S(grid, grid);
     g_wg = vec3(fdiv_rn(cw.x, g2.x), fdiv_rn(cw.y, g2.y), fdiv_rn(cw.z, g2.z));
-    if ((CF_OPT & 8u) != 0u) {
-        // Q_c = sum over the texels of (x grid_c)^2 / 2: the exact search error of channel c, (SSE_c - 2 Q_c) / 2
-        // in grid units, is never below -Q_c (SSE >= 0, whatever the endpoints)
-        precise vec3 q = vec3(0.0);
-        [[dont_unroll]] for (uint t = 0u; t < 16u; t++) {
-            vec3 xg = fm3(X(t), grid);
-            q = q + fm3(xg, xg);
-        }
-        q = q * 0.5;
-        const vec3 top = TOP;
-        // margin: > 300 ulps of every intermediate of the error (|e_c| <= top (20 top + 2 gt) in grid units,
-        // with Ah, Bh <= 8 and C <= 4), of the tables' and prefix sums' own rounding and of Q's
-        vec3 mag = top * (20.0 * top + 3.0 * g_gtot);
-        float margin = 2e-5 * dot(g_wg, mag) + 1e-5 * dot(g_wg, q) + 8.0;
-        vec3 wq = g_wg * q;
-        g_rest = (g_F == 0u ? wq.y + wq.z : g_F == 1u ? wq.x + wq.z : wq.x + wq.y) + margin;
-        g_rest2 = comp(wq, g_O2) + margin;
-    }
     return true;
 }
 
@@ -875,18 +733,17 @@ void prefix_p2()
     }
 }
 
-// One four-colour entry e of the search (PRE: statement before the sums, PI: P3(i) or its copy), and
+// One four-colour entry e of the search, and
 // one three-colour entry: keep the two best / the best, first on ties (entries in table order).
-#define SEARCH4(PRE, PI) \
+#define SEARCH4 \
     uint o = g_tab + 3u * e; \
     uvec4 w0 = cft.v[o], w1 = cft.v[o + 1u]; \
     float pen = (CF_OPT & 4096u) != 0u ? 0.0 : uintBitsToFloat(cft.v[o + 2u].x); \
     uint ix = w0.w; \
     uint i = ix & 255u, j = (ix >> 8u) & 255u, k = (ix >> 16u) & 255u; \
-    PRE \
-    precise vec3 ax = PI + (P3(j) + P3(k)); \
+    precise vec3 ax = P3(i) + (P3(j) + P3(k)); \
     vec3 a, bb; \
-    float err = (CF_OPT & 8u) != 0u ? cf_err_bound(w0, w1, pen, ax, g_max ? e1 : e0) : cf_err(w0, w1, pen, ax, a, bb); \
+    float err = cf_err(w0, w1, pen, ax, a, bb); \
     if (err < e0) { e1 = e0; i1 = i0; e0 = err; i0 = e; } \
     else if (err < e1) { e1 = err; i1 = e; }
 #define SEARCH3 \
@@ -897,133 +754,8 @@ void prefix_p2()
     uint i = ix & 255u, j = (ix >> 8u) & 255u; \
     precise vec3 ax = P2(i) + P2(j); \
     vec3 a, bb; \
-    float err = (CF_OPT & 8u) != 0u ? cf_err_bound(w0, w1, pen, ax, e3) : cf_err(w0, w1, pen, ax, a, bb); \
+    float err = cf_err(w0, w1, pen, ax, a, bb); \
     if (err < e3) { e3 = err; i3 = e; }
-
-// CF_OPT bit 24 (NEST): the nested tables (uvec4 index g_nt: 969 four-colour entries, then 153 three-colour
-// ones, two uvec4 each) and the two searches. Entry (i, j, k) of the four-colour table is rb + k with rb the
-// index of (i, j, j) minus j; three-colour (i, j) is rb + j with rb the index of (i, i) minus i.
-uint g_nt;
-const uint NEST4 = 969u;
-
-// The 565 endpoints of nested entry e (entry_endpoints' operations).
-void nest_endpoints(uint e, bool four, out uint ca, out uint cb)
-{
-    const uint o = g_nt + (four ? 0u : 2u * NEST4) + 2u * e;
-    const uvec4 w0 = cft.v[o], w1 = cft.v[o + 1u];
-    const uint i = w0.w & 255u, j = (w0.w >> 8u) & 255u, k = (w0.w >> 16u) & 255u;
-    precise vec3 ax;
-    if (four) ax = P3(i) + (P3(j) + P3(k));
-    else ax = P2(i) + P2(j);
-    vec3 a, b;
-    cf_err(w0, w1, 0.0, ax, a, b);
-    ivec3 qa = ivec3(a), qb = ivec3(b);
-    ca = (uint(qa.x) << 11u) | (uint(qa.y) << 5u) | uint(qa.z);
-    cb = (uint(qb.x) << 11u) | (uint(qb.y) << 5u) | uint(qb.z);
-}
-
-// one entry of the nested searches: K the row in registers (r0 .. r16), or with bit 28 from shared memory at
-// constant offsets
-#define NR4(K) (NEST_SH ? P3(uint(K)) : r##K)
-#define NR3(K) (NEST_SH ? P2(uint(K)) : r##K)
-#define NEST_E4(K) { \
-    const uvec4 w0 = cft.v[nb + 2u * uint(K)], w1 = cft.v[nb + 2u * uint(K) + 1u]; \
-    precise vec3 ax = pi + (pj + NR4(K)); \
-    vec3 a, bb; \
-    const float err = cf_err(w0, w1, 0.0, ax, a, bb); \
-    const uint e = rb + uint(K); \
-    if (NEST_BR) { \
-        [[dont_flatten]] if (err < e1) { \
-            if (err < e0) { e1 = e0; i1 = i0; e0 = err; i0 = e; } \
-            else { e1 = err; i1 = e; } } \
-    } else { \
-        if (err < e0) { e1 = e0; i1 = i0; e0 = err; i0 = e; } \
-        else if (err < e1) { e1 = err; i1 = e; } } }
-#define NEST_E3(K) { \
-    const uvec4 w0 = cft.v[nb + 2u * uint(K)], w1 = cft.v[nb + 2u * uint(K) + 1u]; \
-    precise vec3 ax = pi + NR3(K); \
-    vec3 a, bb; \
-    const float err = cf_err(w0, w1, 0.0, ax, a, bb); \
-    if (err < e3) { e3 = err; i3 = rb + uint(K); } }
-#define NEST_CASES(E) \
-    case 0u: E(0) case 1u: E(1) case 2u: E(2) case 3u: E(3) case 4u: E(4) case 5u: E(5) case 6u: E(6) \
-    case 7u: E(7) case 8u: E(8) case 9u: E(9) case 10u: E(10) case 11u: E(11) case 12u: E(12) case 13u: E(13) \
-    case 14u: E(14) case 15u: E(15) case 16u: E(16) break; \
-    default: break;
-#define NEST_ROWS(F) \
-    vec3 r0 = F(0u), r1 = F(1u), r2 = F(2u), r3 = F(3u), r4 = F(4u), r5 = F(5u), r6 = F(6u), r7 = F(7u), \
-         r8 = F(8u), r9 = F(9u), r10 = F(10u), r11 = F(11u), r12 = F(12u), r13 = F(13u), r14 = F(14u), \
-         r15 = F(15u), r16 = F(16u);
-
-// bit 26: the search error of nested entry o (uvec4 index) for the partition sum pa + pb
-float nest_err(uint o, vec3 pa, vec3 pb)
-{
-    const uvec4 w0 = cft.v[o], w1 = cft.v[o + 1u];
-    precise vec3 ax = pa + pb;
-    vec3 a, bb;
-    return cf_err(w0, w1, 0.0, ax, a, bb);
-}
-#define NEST_KEEP(K, ERR) { \
-    const uint e = rb + uint(K); \
-    if (ERR < e0) { e1 = e0; i1 = i0; e0 = ERR; i0 = e; } \
-    else if (ERR < e1) { e1 = ERR; i1 = e; } }
-// four entries k = K .. K + 3 in one basic block (errors first, then the keep steps in table order)
-#define NEST_Q4(K0, K1, K2, K3) { \
-    precise vec3 q0 = pj + NR4(K0), q1 = pj + NR4(K1), q2 = pj + NR4(K2), q3 = pj + NR4(K3); \
-    const float f0 = nest_err(nb + 2u * uint(K0), pi, q0), f1 = nest_err(nb + 2u * uint(K1), pi, q1); \
-    const float f2 = nest_err(nb + 2u * uint(K2), pi, q2), f3 = nest_err(nb + 2u * uint(K3), pi, q3); \
-    NEST_KEEP(K0, f0) NEST_KEEP(K1, f1) NEST_KEEP(K2, f2) NEST_KEEP(K3, f3) }
-
-// The four-colour search over the nested table: the two best (first on ties, table order).
-void nest_search4(inout float e0, inout float e1, inout uint i0, inout uint i1)
-{
-    NEST_ROWS(P3)
-    uint ej = 0u; // nested index of (i, j, j)
-    [[dont_unroll]] for (uint i = 0u; i < 17u; i++) {
-        const vec3 pi = P3(i);
-        [[dont_unroll]] for (uint j = i; j < 17u; j++) {
-            const vec3 pj = P3(j);
-            const uint rb = ej - j, nb = g_nt + 2u * rb;
-            if ((CF_OPT & 67108864u) != 0u) {
-                // bit 26: k = j alone (j = 0) or up to the end of j's quad (1-4, 5-8, 9-12, 13-16) one at a
-                // time, then the following quads four at a time
-                switch (j) {
-                case 0u: NEST_E4(0) break;
-                case 2u: NEST_E4(2) case 3u: NEST_E4(3) case 4u: NEST_E4(4) break;
-                case 6u: NEST_E4(6) case 7u: NEST_E4(7) case 8u: NEST_E4(8) break;
-                case 10u: NEST_E4(10) case 11u: NEST_E4(11) case 12u: NEST_E4(12) break;
-                case 14u: NEST_E4(14) case 15u: NEST_E4(15) case 16u: NEST_E4(16) break;
-                default: break;
-                }
-                // the first full quad: the one starting at j (j = 1, 5, 9, 13), else the next one
-                const uint first = (j & 3u) == 1u ? (j >> 2u) : ((j + 3u) >> 2u);
-                switch (first) {
-                case 0u: NEST_Q4(1, 2, 3, 4)
-                case 1u: NEST_Q4(5, 6, 7, 8)
-                case 2u: NEST_Q4(9, 10, 11, 12)
-                case 3u: NEST_Q4(13, 14, 15, 16) break;
-                default: break;
-                }
-            } else {
-                switch (j) { NEST_CASES(NEST_E4) }
-            }
-            ej += 17u - j;
-        }
-    }
-}
-
-// The three-colour search over the nested table: the best (first on ties).
-void nest_search3(inout float e3, inout uint i3)
-{
-    NEST_ROWS(P2)
-    uint ei = 0u; // nested index of (i, i)
-    [[dont_unroll]] for (uint i = 0u; i < 17u; i++) {
-        const vec3 pi = P2(i);
-        const uint rb = ei - i, nb = g_nt + 2u * (NEST4 + rb);
-        switch (i) { NEST_CASES(NEST_E3) }
-        ei += 17u - i;
-    }
-}
 
 // CF_OPT bit 9: one four-colour entry's search error (SEARCH4's loads and cf_err, P3(i) loaded each time).
 float score4(uint e)
@@ -1144,7 +876,6 @@ void main()
 {
     g_lid = gl_LocalInvocationID.x;
     g_col = g_lid;
-    g_max = is_max();
     const uvec4 head = cft.v[0];
     g_one = uintBitsToFloat(head.z);
     g_magic = 12582912.0 * g_one;
@@ -1169,10 +900,7 @@ void main()
     float e0 = F_INF, e1 = F_INF, e3 = F_INF;
     uint i0 = 0u, i1 = 0u, i3 = 0u;
     const uint n4 = head.x, n3 = FOUR_ANY ? 0u : head.y;
-    g_nt = g_tab + 3u * (head.x + head.y);
-    if (NEST) {
-        nest_search4(e0, e1, i0, i1);
-    } else if ((CF_OPT & 16896u) == 16896u) {
+    if ((CF_OPT & 16896u) == 16896u) {
         // bit 14 (with 9): four entries per iteration, kept in table order (e .. e + 3)
         uint e = 0u;
         [[dont_unroll]] for (; e + 3u < n4; e += 4u) {
@@ -1206,41 +934,15 @@ void main()
             if (ea < e0) { e1 = e0; i1 = i0; e0 = ea; i0 = e; }
             else if (ea < e1) { e1 = ea; i1 = e; }
         }
-    } else if ((CF_OPT & 4u) != 0u) {
-        // the driver may unroll these (trip counts from the buffer: glslc leaves them rolled)
-        if ((CF_OPT & 2u) != 0u) {
-            uint ci = 0xffffffffu;
-            vec3 pi = vec3(0.0);
-            for (uint e = 0u; e < n4; e++) { SEARCH4(if (i != ci) { ci = i; pi = P3(i); }, pi) }
-        } else {
-            for (uint e = 0u; e < n4; e++) { SEARCH4(, P3(i)) }
-        }
     } else {
-        if ((CF_OPT & 2u) != 0u) {
-            uint ci = 0xffffffffu;
-            vec3 pi = vec3(0.0);
-            [[dont_unroll]] for (uint e = 0u; e < n4; e++) { SEARCH4(if (i != ci) { ci = i; pi = P3(i); }, pi) }
-        } else {
-            [[dont_unroll]] for (uint e = 0u; e < n4; e++) { SEARCH4(, P3(i)) }
-        }
+        [[dont_unroll]] for (uint e = 0u; e < n4; e++) { SEARCH4 }
     }
     // the four-colour candidates' endpoints while P3 is there
     uint ca0 = 0u, cb0 = 0u, ca1 = 0u, cb1 = 0u;
-    if (NEST) {
-        if (e0 < 1e29) nest_endpoints(i0, true, ca0, cb0);
-        if (e1 < 1e29 && is_max()) nest_endpoints(i1, true, ca1, cb1);
-    } else {
-        if (e0 < 1e29) entry_endpoints(i0, true, ca0, cb0);
-        if (e1 < 1e29 && is_max()) entry_endpoints(i1, true, ca1, cb1);
-    }
+    if (e0 < 1e29) entry_endpoints(i0, true, ca0, cb0);
+    if (e1 < 1e29 && is_max()) entry_endpoints(i1, true, ca1, cb1);
     if ((CF_OPT & 32u) != 0u && n3 > 0u) prefix_p2();
-    if (NEST) {
-        if (n3 > 0u) nest_search3(e3, i3);
-    } else if ((CF_OPT & 4u) != 0u) {
-        for (uint e = n4; e < n4 + n3; e++) { SEARCH3 }
-    } else {
-        [[dont_unroll]] for (uint e = n4; e < n4 + n3; e++) { SEARCH3 }
-    }
+    [[dont_unroll]] for (uint e = n4; e < n4 + n3; e++) { SEARCH3 }
     // the CPU drops candidates at or above 1e29 (penalised rank-1 partitions)
     const bvec3 ok = bvec3(e0 < 1e29, e1 < 1e29, e3 < 1e29);
     if (SPLIT) {
@@ -1250,10 +952,7 @@ void main()
         uint w3 = 1u;
         if (all) {
             uint ca3 = 0u, cb3 = 0u;
-            if (!FOUR_ANY) {
-                if (NEST) nest_endpoints(i3, false, ca3, cb3);
-                else entry_endpoints(i3, false, ca3, cb3);
-            }
+            if (!FOUR_ANY) entry_endpoints(i3, false, ca3, cb3);
             const uint o = b * C_BLOCK_WORDS + C_OFFSET;
             dst.words[o] = ca0 | (cb0 << 16u);
             dst.words[o + 1u] = ca1 | (cb1 << 16u);
@@ -1264,9 +963,6 @@ void main()
         return;
     }
     uint ca3 = 0u, cb3 = 0u;
-    if (ok.z) {
-        if (NEST) nest_endpoints(i3, false, ca3, cb3);
-        else entry_endpoints(i3, false, ca3, cb3);
-    }
+    if (ok.z) entry_endpoints(i3, false, ca3, cb3);
     finish_block(b, tr, ok, ca0, cb0, ca1, cb1, ca3, cb3);
 }

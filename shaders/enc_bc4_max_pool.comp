@@ -1,8 +1,18 @@
 #version 450
 // enc_bc4_max_pool.comp - BC4 / BC5 / BC3-alpha channels at max quality, kiln strategy (helper
-// bc4lanes): the quadtree search of enc_bc4_max.comp with the cells of a workgroup's channel tasks (one
+// bc4lanes): a quadtree search over the endpoint plane with the cells of a workgroup's channel tasks (one
 // per invocation) in one shared pool, so that every invocation works on some task's cell while cells are
-// left, instead of each invocation walking its own task's tree (there a warp waits for its slowest lane).
+// left, instead of each invocation walking its own task's tree (the former enc_bc4_max.comp, removed with
+// the first design enc_bc4_max_v1.comp by helper bc4k: both lost on the H100; there a warp waited for its
+// slowest lane).
+// The bound: a cell is a range [l1, l2] of the low endpoint times a range [h1, h2] of the high one
+// (eight-value mode: the pairs a = hi > b = lo; six-value mode: a = lo <= b = hi), clipped to the pairs
+// that exist. Every palette entry is a non-decreasing function of both endpoints (the D3D10 ramps
+// truncate toward zero, which is monotonic), so over the cell entry i stays inside [p_i(l1, h1),
+// p_i(l2, h2)], and a texel x costs at least its squared distance to the nearest of these eight
+// intervals; the sum is a lower bound of every pair's error in the cell and, for a one-pair cell, that
+// pair's error. With it bc4_enc.c's spacing bound for the cell's smallest span (at most K palette
+// entries can serve the texels, and no K levels beat the optimal K-level quantisation of the values).
 // The same bytes as bc4_enc.c's exhaustive branch-and-bound, and nothing depends on the subgroup size,
 // on the order of the lanes or on timing.
 //
@@ -12,7 +22,7 @@
 //    task's two root cells (the eight- and the six-value mode's (low, high) planes) to the pool.
 // 2. Rounds, all invocations of the workgroup together (two barriers a round): every invocation pops one
 //    cell from the top of the shared stack (LIFO, so the search stays close to depth first), bounds it
-//    as enc_bc4_max.comp does (the interval bound and the spacing bound, the limit
+//    (the interval bound and the spacing bound above, the limit
 //    L = min(H, E + 1) read from the task's shared best E), and pushes the cell's non-empty quarters
 //    when it survives and is not one pair. A one-pair cell that survives has its exact error e < L:
 //    it is folded into the task's best by atomicMin of (e << 17 | key), key = mode << 16 | lo << 8 | hi
@@ -25,10 +35,11 @@
 //    apart, so every texel lies within 19 of one).
 //    When the stack (CAP entries; the specialisation constant 5 makes it smaller for the tests) has no
 //    room for four quarters from every invocation, nothing is pushed that round: an invocation whose
-//    cell survives walks the cell's subtree itself, depth first without a stack as enc_bc4_max.comp
-//    does, one cell a round (same bounds, same atomicMin, so the same result), and puts back the cells
-//    it pops meanwhile. (A walk of the whole subtree inside one round left whole SIMD groups of such
-//    workgroups without output on lavapipe, Mesa 22.3.6; the same logic replayed in C was exact.)
+//    cell survives walks the cell's subtree itself, depth first without a stack (the cell's corner and
+//    level say where to go next), one cell a round (same bounds, same atomicMin, so the same result),
+//    and puts back the cells it pops meanwhile. (A walk of the whole subtree inside one round left
+//    whole SIMD groups of such workgroups without output on lavapipe, Mesa 22.3.6; the same logic
+//    replayed in C was exact.)
 // 3. Each invocation packs its task with the best pair (or the heuristic's).
 #include "enc_bc_common.glsl"
 layout(local_size_x_id = 0) in;
@@ -46,6 +57,20 @@ const bool NO_SEARCH = (POOL_OPT & 16384u) != 0u;
 // unrolled; helper bc4max); bit 17 (bench): no spacing bound (emin = 0: valid, only weaker)
 const bool S1_REGS = (POOL_OPT & 65536u) != 0u;
 const bool NO_SPACING = (POOL_OPT & 131072u) != 0u;
+// bit 18 (helper bc4k): with bit 16, the DP's rows 2..6 in a loop that is not unrolled (the same rows;
+// unrolled they are ~600 copies of the inner step); bit 19: the cell bound takes two values an iteration
+// (slot n holds a count-0 value) and divides unsigned ramps without sign fixes. Bits 16 + 18 + 19 are the
+// default (H100: bc4 4096^2 max 15.32 -> 11.52 ms, see gpu_encode_bc.c)
+const bool DP_ROLLED = (POOL_OPT & 262144u) != 0u;
+const bool CB_TWO = (POOL_OPT & 524288u) != 0u;
+// bit 20 (with bit 19): the cell bound over all 16 value slots unrolled, without the early stop (slots
+// n..15 hold count-0 values): independent loads and no loop control, more work when a cell dies early
+const bool CB_ALL = (POOL_OPT & 1048576u) != 0u;
+// bit 21 (with bit 16): the k-means DP not unrolled at all, its prefix sums and rows in the invocation's
+// 32 words of the stack (free until the root cells are pushed, after a barrier): few registers in step 1.
+// (The H100's compiler gave the whole kernel 220 registers with the unrolled DP, 168 with bit 18: it keeps
+// the DP's group costs, which do not depend on the row, in registers; 4 / 6 workgroups an SM.)
+const bool DP_SHARED = (POOL_OPT & 2097152u) != 0u;
 
 // one task per invocation in step 1; the workgroup size (64 or 128; the task's index in a cell has 8
 // bits) is the host's choice, the stack 32 entries per invocation (128: 31 KB of shared memory)
@@ -79,8 +104,8 @@ bool clip(bool eight, int lev, int r0, int c0, out int l1, out int l2, out int h
     return l1 <= l2 && h1 <= h2;
 }
 
-// Lower bound (stops at lim) of the error of every pair in the clipped cell (enc_bc4_max.comp's
-// cell_bound over the task's values in shared memory).
+// Lower bound (stops at lim) of the error of every pair in the clipped cell (the interval bound over
+// the task's values in shared memory).
 uint cell_bound(bool eight, int l1, int l2, int h1, int h2, uint tl, int n, uint lim)
 {
     int pmin[8], pmax[8];
@@ -88,20 +113,56 @@ uint cell_bound(bool eight, int l1, int l2, int h1, int h2, uint tl, int n, uint
         pmin[0] = h1; pmax[0] = h2;
         pmin[1] = l1; pmax[1] = l2;
         [[unroll]] for (int i = 2; i < 8; i++) {
-            pmin[i] = tdiv((8 - i) * h1 + (i - 1) * l1, 7);
-            pmax[i] = tdiv((8 - i) * h2 + (i - 1) * l2, 7);
+            if (CB_TWO && !SIGNED_CH) { // non-negative numerators: C's division is the unsigned one
+                pmin[i] = int(uint((8 - i) * h1 + (i - 1) * l1) / 7u);
+                pmax[i] = int(uint((8 - i) * h2 + (i - 1) * l2) / 7u);
+            } else {
+                pmin[i] = tdiv((8 - i) * h1 + (i - 1) * l1, 7);
+                pmax[i] = tdiv((8 - i) * h2 + (i - 1) * l2, 7);
+            }
         }
     } else {
         pmin[0] = l1; pmax[0] = l2;
         pmin[1] = h1; pmax[1] = h2;
         [[unroll]] for (int i = 2; i < 6; i++) {
-            pmin[i] = tdiv((6 - i) * l1 + (i - 1) * h1, 5);
-            pmax[i] = tdiv((6 - i) * l2 + (i - 1) * h2, 5);
+            if (CB_TWO && !SIGNED_CH) {
+                pmin[i] = int(uint((6 - i) * l1 + (i - 1) * h1) / 5u);
+                pmax[i] = int(uint((6 - i) * l2 + (i - 1) * h2) / 5u);
+            } else {
+                pmin[i] = tdiv((6 - i) * l1 + (i - 1) * h1, 5);
+                pmax[i] = tdiv((6 - i) * l2 + (i - 1) * h2, 5);
+            }
         }
         pmin[6] = R_LO; pmax[6] = R_LO;
         pmin[7] = R_HI; pmax[7] = R_HI;
     }
     uint s = 0u;
+    if (CB_TWO && CB_ALL) {
+        [[unroll]] for (int k = 0; k < 16; k++) {
+            const uint pk = s_val[tl * 17u + uint(k)];
+            const int x = int(pk & 0xffffu) + R_LO;
+            int d = max(pmin[0] - x, x - pmax[0]);
+            [[unroll]] for (int i = 1; i < 8; i++) d = min(d, max(pmin[i] - x, x - pmax[i]));
+            d = max(d, 0);
+            s += uint(d * d) * (pk >> 16u);
+        }
+        return s;
+    }
+    if (CB_TWO) {
+        for (int k = 0; k < n && s < lim; k += 2) {
+            const uint pk0 = s_val[tl * 17u + uint(k)], pk1 = s_val[tl * 17u + uint(k) + 1u];
+            const int x0 = int(pk0 & 0xffffu) + R_LO, x1 = int(pk1 & 0xffffu) + R_LO;
+            int d0 = max(pmin[0] - x0, x0 - pmax[0]), d1 = max(pmin[0] - x1, x1 - pmax[0]);
+            [[unroll]] for (int i = 1; i < 8; i++) {
+                d0 = min(d0, max(pmin[i] - x0, x0 - pmax[i]));
+                d1 = min(d1, max(pmin[i] - x1, x1 - pmax[i]));
+            }
+            d0 = max(d0, 0);
+            d1 = max(d1, 0);
+            s += uint(d0 * d0) * (pk0 >> 16u) + uint(d1 * d1) * (pk1 >> 16u);
+        }
+        return s;
+    }
     for (int k = 0; k < n && s < lim; k++) {
         const uint pk = s_val[tl * 17u + uint(k)];
         const int x = int(pk & 0xffffu) + R_LO;
@@ -124,7 +185,7 @@ bool visit(uint tl, int mode, int lev, int r0, int c0)
     const uint lim = min(s_H[tl], (bst >> 17u) + 1u);
     const uint meta = s_meta[tl];
     const int n = int(meta & 255u);
-    // spacing bound with the cell's smallest span (enc_bc4_max.comp)
+    // spacing bound with the cell's smallest span (bc4_enc.c)
     const int g = (h1 - l2) / (eight ? 7 : 5);
     if (g > 0) {
         const int w = int((meta >> 8u) & 511u);
@@ -180,11 +241,47 @@ void step1_regs(int v[16], uint lid)
             }
         }
     }
+    for (int k = n; k < (CB_ALL ? 16 : min(n + 1, 16)); k++) s_val[lid * 17u + uint(k)] = 0u; // count 0 (bits 19, 20)
     const int w = s[15] - s[0] + (SIGNED_CH ? 1 : 0);
     s_meta[lid] = uint(n) | (uint(w) << 8u) | (s[0] == R_LO ? 1u << 20u : 0u) | (s[15] == R_HI ? 1u << 21u : 0u);
     float emin[8];
     [[unroll]] for (int k = 0; k < 8; k++) emin[k] = 0.0;
     if (!NO_SPACING) {
+        if (DP_SHARED) {
+            // word j - 1 of the invocation's 32: P[j] | Q[j] << 12 of the values minus R_LO (the group
+            // costs do not change with a shift: the same exact integers; P < 4096, Q < 2^20); word
+            // 16 + j - 1: E[j] of the current row. Rows 2..6 whole, row 7 at j = 16.
+            const uint sb = lid * 32u;
+            {
+                int pp = 0, qq = 0;
+                [[unroll]] for (int i = 0; i < 16; i++) {
+                    const int u = s[i] - R_LO;
+                    pp += u;
+                    qq += u * u;
+                    s_stk[sb + uint(i)] = uint(pp) | (uint(qq) << 12u);
+                    s_stk[sb + 16u + uint(i)] = floatBitsToUint(float((i + 1) * qq - pp * pp) * (1.0 / float(i + 1)));
+                }
+            }
+            const float emin1 = uintBitsToFloat(s_stk[sb + 31u]); // row 1 at j = 16
+            [[dont_unroll]] for (int k = 2; k <= 7; k++) {
+                const int jlo = k == 7 ? 16 : 2;
+                [[dont_unroll]] for (int j = 16; j >= jlo; j--) {
+                    const uint pqj = s_stk[sb + uint(j - 1)];
+                    const int pj = int(pqj & 4095u), qj = int(pqj >> 12u);
+                    float b = uintBitsToFloat(s_stk[sb + 16u + uint(j - 1)]);
+                    [[dont_unroll]] for (int i = 1; i < j; i++) {
+                        const uint pqi = s_stk[sb + uint(i - 1)];
+                        const int ds = pj - int(pqi & 4095u), dq = qj - int(pqi >> 12u);
+                        b = min(b, uintBitsToFloat(s_stk[sb + 16u + uint(i - 1)]) + float((j - i) * dq - ds * ds) / float(j - i));
+                    }
+                    s_stk[sb + 16u + uint(j - 1)] = floatBitsToUint(b);
+                }
+                s_emin[lid * 9u + uint(k)] = uintBitsToFloat(s_stk[sb + 31u]) * (1.0 - 1.0 / 4096.0);
+            }
+            s_emin[lid * 9u + 1u] = emin1 * (1.0 - 1.0 / 4096.0);
+            s_emin[lid * 9u + 8u] = 0.0;
+            return;
+        }
         int P[17], Q[17];
         P[0] = 0;
         Q[0] = 0;
@@ -196,6 +293,30 @@ void step1_regs(int v[16], uint lid)
         E[0] = 0.0;
         [[unroll]] for (int j = 1; j <= 16; j++) E[j] = float(j * Q[j] - P[j] * P[j]) * (1.0 / float(j));
         emin[1] = E[16];
+        if (DP_ROLLED) {
+            // rows 2..6 in a loop (rolled: one copy of the row's code), row 7 at j = 16 after it; the
+            // same operations as below, emin[2..7] straight to shared memory
+            [[dont_unroll]] for (int k = 2; k <= 6; k++) {
+                [[unroll]] for (int j = 16; j >= 2; j--) {
+                    float b = E[j];
+                    [[unroll]] for (int i = 1; i < j; i++) {
+                        const int dq = Q[j] - Q[i], ds = P[j] - P[i];
+                        b = min(b, E[i] + float((j - i) * dq - ds * ds) * (1.0 / float(j - i)));
+                    }
+                    E[j] = b;
+                }
+                s_emin[lid * 9u + uint(k)] = E[16] * (1.0 - 1.0 / 4096.0);
+            }
+            float b7 = E[16];
+            [[unroll]] for (int i = 1; i < 16; i++) {
+                const int dq = Q[16] - Q[i], ds = P[16] - P[i];
+                b7 = min(b7, E[i] + float((16 - i) * dq - ds * ds) * (1.0 / float(16 - i)));
+            }
+            s_emin[lid * 9u + 1u] = emin[1] * (1.0 - 1.0 / 4096.0);
+            s_emin[lid * 9u + 7u] = b7 * (1.0 - 1.0 / 4096.0);
+            s_emin[lid * 9u + 8u] = 0.0;
+            return;
+        }
         [[unroll]] for (int k = 2; k <= 7; k++) {
             // rows 2..6 whole (row k + 1 reads every column of row k), row 7 only at j = 16
             [[unroll]] for (int j = 16; j >= 2; j--) {
@@ -257,7 +378,8 @@ void main()
                 int j = (k & 1) == 0 ? n - 1 - (k >> 1) : (k >> 1);
                 s_val[lid * 17u + uint(k)] = uint(dv[j] - R_LO) | (uint(dc[j]) << 16u);
             }
-            // k-means spacing bounds, as enc_bc4_max.comp computes them
+            for (int k = n; k < (CB_ALL ? 16 : min(n + 1, 16)); k++) s_val[lid * 17u + uint(k)] = 0u; // count 0 (bits 19, 20)
+            // k-means spacing bounds (the former enc_bc4_max.comp's)
             float emin[9];
             {
                 int pcn[17], psum[17], psq[17];
@@ -269,7 +391,7 @@ void main()
                 }
                 // E[k][j]: the smallest error of k + 1 levels for the first j values. The group cost of
                 // values (i, j] is computed once and serves every k (the same sums, and min is exact, so
-                // the same emin as the k-by-k passes of enc_bc4_max.comp, checked in C on 2e6 blocks); the
+                // the same emin as k-by-k passes (the former enc_bc4_max.comp), checked in C on 2e6 blocks); the
                 // spacing bound reads emin[3..7] only, so no 8-level row.
                 float E[7][17];
                 for (int j = 1; j <= n; j++) {
@@ -297,6 +419,10 @@ void main()
             const int w = dv[n - 1] - dv[0] + (SIGNED_CH ? 1 : 0);
             s_meta[lid] = uint(n) | (uint(w) << 8u) | (dv[0] == R_LO ? 1u << 20u : 0u) | (dv[n - 1] == R_HI ? 1u << 21u : 0u);
         }
+    }
+    if (DP_SHARED && S1_REGS && !NO_SPACING) { // step 1's scratch in s_stk: everyone done before the pushes
+        memoryBarrierShared();
+        barrier();
     }
     s_H[lid] = H;
     s_best[lid] = NO_BEST;

@@ -122,11 +122,14 @@ const bool RANKV = (OPT & 256u) != 0u;
 const bool PAIR1 = (OPT & 512u) != 0u;
 // OPT bit 10 (NE2; helper bc6hsplit): assign_part adds the normal equations of its texels after the exact index
 // choice, in a second loop over the same texels (ne_add, the same order: the same sums), so that the 30 sums are
-// not live during the palette search (the refinement's register peak)
+// not live during the palette search (the refinement's register peak). Kernel B's default since helper bc6hk (2026-11-26:
+// the same bytes on the NVIDIA H100, UF16 and SF16; kernel B 158 -> 114 registers)
 const bool NE2 = (OPT & 1024u) != 0u;
 // OPT bit 11 (AROLL; helper bc6hfast, 2026-11-26): the texel loops of assign_part (the exact index choice: kernel A's
 // measure, kernel B's passes) and of the refinement's first normal equations kept as loops (bound TPL + the runtime
-// zero) instead of unrolled: the same arithmetic per texel in the same order, fewer live values
+// zero) instead of unrolled: the same arithmetic per texel in the same order, fewer live values. NOT the same bytes on the
+// NVIDIA H100 for SF16 in kernel B (helper bc6hk, 2026-11-26: OPT_B 6151 alone gives 95718d8ae035e7d3 on the 4096^2 bench
+// image, the same hash as 3087; NE2 and REFSH alone keep fab77cab94836203): the rolled loop compiles to other rounding
 const bool AROLL = (OPT & 2048u) != 0u;
 // OPT bit 12 (MERGE3; helper bc6hhigh, 2026-11-26): phase 3's block ranking by merging the lanes' lists instead of rank
 // counting. Each lane's list is sorted by (error, key) (insertions are strict, keys increase in insertion order, keys are
@@ -134,6 +137,8 @@ const bool AROLL = (OPT & 2048u) != 0u;
 // their first MAXK entries, then lane 0 merges those (NL / 4 lists); the same total order as the rank counts, so the same
 // jobs in the same order (the rank counts compare every entry with all NL x MAXK: 16 x the work at 16 lanes)
 const bool MERGE3 = (OPT & 4096u) != 0u;
+// OPT bit 13 (BAL3; helper bc6hk, 2026-11-26) was phase 3 in two passes (the recentred variants strided over all lanes):
+// the same bytes, but 28.3 vs 24.0 ms (UF16 4096^2, H100): removed
 
 // HL_TRIM (enc_bc6h_hat.comp / enc_bc6h_hbt.comp, KILN_BC6H_HIGH_TRIM=1; helper bc6hfast, 2026-11-26): each kernel of the
 // split declares the arrays only the other kernel uses with one entry per block (kernel A: the refinement's s_qn, s_rerr,

@@ -30,7 +30,6 @@
 
 /* Workgroup sizes */
 #define KILN_EBC_LOCAL 64     /* one invocation per task */
-#define KILN_EBC_MAX_LOCAL 64 /* enc_bc4_max_v1: one workgroup per task */
 #define KILN_EBC_CF_LOCAL 64  /* enc_bc1_cf_seed: one workgroup per block (the paper's best size) */
 
 /* Push constants: 8 words

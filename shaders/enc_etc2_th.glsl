@@ -94,6 +94,9 @@ const uint CACHE = CACHE_BITS & 1u;
 //    loop stops; the round is skipped and the loop stopped.
 const uint DEDUP = (CACHE_BITS >> 2u) & 1u;
 const uint RECENT = (CACHE_BITS >> 3u) & 1u;
+// POOL = 1 (bit 4 of constant 7; PHASE 1 of enc_etc2_th_lanes.comp with LANES = 1, PREP = 1; helper etc2th,
+// KILN_GPU_ETC2_TH_POOL, the default at max): the work of a workgroup's blocks pooled over its invocations, see th_pool.
+const uint POOL = (CACHE_BITS >> 4u) & 1u;
 
 const int Q_FAST = 0, Q_NORMAL = 1, Q_HIGH = 2, Q_MAX = 3;
 const int MODE_NONE = -1, MODE_T = 2, MODE_H = 3;
@@ -167,6 +170,12 @@ uint CP[16];
 uint OPM;
 #define CC(p, ch) (PACKED != 0u ? int(bitfieldExtract(CP[p], 8 * (ch), 8)) : C[p][ch])
 #define OP(p) (PACKED != 0u ? ((OPM >> (p)) & 1u) != 0u : OPQ[p])
+#if TH_LANES
+// POOL = 1: the texels of the workgroup's blocks, [slot * 16 + p] (the block of invocation `slot`; load_block(slot) reads
+// them into C / OPQ; reading the pixels from shared memory at every use instead was slower on the H100: 30.3 vs 29.5 ms)
+const uint POOL_WG = POOL != 0u ? gl_WorkGroupSize.x : 1u;
+shared uint s_pix[POOL_WG * 16u];
+#endif
 int NOP;
 int W[3];
 int WS; // W[0] + W[1] + W[2]
@@ -420,6 +429,21 @@ int quant4(double v)
     return l < 0 ? 0 : (l > 15 ? 15 : l);
 }
 
+// quant4_ratio (helper etc2th): quant4(div_rn(double(s), double(n))) for integers
+// s, n (1 <= n <= 16, |s| < 2^16) - the CPU's quant4(sum / n) of th_recenter and group_means - in integers. The exact
+// value x = s / (17 n) + 0.5 = (2 s + 17 n) / (34 n); the CPU's doubles (s / n, then / 17, then + 0.5, each rounded once,
+// all below 2^5 in magnitude) stay within 2^-45 of x, while x is at least 1 / (34 n) >= 1 / 544 from every integer
+// unless it is one: so floor of the CPU's value is floor(x) except when x is an integer (remainder 0), where the double
+// operations run as before. Same bytes, without the two correctly rounded divisions per channel (checked against the
+// CPU's expression for every n = 1..16 and s = -20000..20000: no difference). H100, T/H pass at max, 4096^2: 47.2 -> 41.4 ms.
+int quant4_ratio(int s, int n)
+{
+    int num = 2 * s + 17 * n, den = 34 * n;
+    int k = num >= 0 ? num / den : -((den - 1 - num) / den); // floor(num / den)
+    if (num - k * den == 0) return quant4(div_rn(double(s), double(n)));
+    return k < 0 ? 0 : (k > 15 ? 15 : k);
+}
+
 // th_recenter: centres from the selectors a solution implies (mean of pixel - modifier)
 void th_recenter(Sol s, out ivec3 a, out ivec3 b)
 {
@@ -448,8 +472,8 @@ void th_recenter(Sol s, out ivec3 a, out ivec3 b)
         }
     }
     for (int ch = 0; ch < 3; ch++) {
-        a[ch] = na != 0 ? quant4(div_rn(double(sa[ch]), double(na))) : s.c0[ch];
-        b[ch] = nb != 0 ? quant4(div_rn(double(sb[ch]), double(nb))) : s.c1[ch];
+        a[ch] = na != 0 ? quant4_ratio(sa[ch], na) : s.c0[ch];
+        b[ch] = nb != 0 ? quant4_ratio(sb[ch], nb) : s.c1[ch];
     }
 }
 
@@ -603,11 +627,26 @@ void sort_splits(inout uint pmask[16], inout double psse[16], int np)
 // the two groups' means of a partition, quantised to 4 bits per channel
 void partition_centres(uint mask, out ivec3 a, out ivec3 b)
 {
-    double ma[3], mb[3];
-    group_means(mask, ma, mb);
-    for (int ch = 0; ch < 3; ch++) {
-        a[ch] = quant4(ma[ch]);
-        b[ch] = quant4(mb[ch]);
+    { // group_means then quant4, in integers (quant4_ratio)
+        ivec3 sa = ivec3(0), sb = ivec3(0);
+        int na = 0, nb = 0;
+        for (int p = 0; p < 16; p++) {
+            if (!OP(p)) continue;
+            ivec3 c = ivec3(CC(p, 0), CC(p, 1), CC(p, 2));
+            if (((mask >> p) & 1u) != 0u) {
+                sb += c;
+                nb++;
+            } else {
+                sa += c;
+                na++;
+            }
+        }
+        // group_means: an empty group takes the other's means (both empty: 0, quant4(0) = 0)
+        for (int ch = 0; ch < 3; ch++) {
+            int qa = na != 0 ? quant4_ratio(sa[ch], na) : 0, qb = nb != 0 ? quant4_ratio(sb[ch], nb) : qa;
+            a[ch] = na != 0 ? qa : qb;
+            b[ch] = qb;
+        }
     }
 }
 
@@ -780,9 +819,15 @@ void pack(Sol s, int sel[16], out uint hi, out uint lo)
 
 uint bswap(uint v) { return (v >> 24) | ((v >> 8) & 0xFF00u) | ((v << 8) & 0xFF0000u) | (v << 24); }
 
-void load_block(uint b)
+// the texel word of pixel p (row-major in the block) of block b, edge texels replicated
+uint block_texel(uint b, int p)
 {
     uint bx = b % pc.blocks_x, by = b / pc.blocks_x;
+    uint x = min(bx * 4u + uint(p & 3), pc.width - 1u), y = min(by * 4u + uint(p >> 2), pc.height - 1u);
+    return src.words[y * pc.width + x];
+}
+void load_block(uint b)
+{
     W[0] = int(pc.w0);
     W[1] = int(pc.w1);
     W[2] = int(pc.w2);
@@ -791,8 +836,12 @@ void load_block(uint b)
     NOP = 0;
     OPM = 0u;
     for (int p = 0; p < 16; p++) {
-        uint x = min(bx * 4u + uint(p & 3), pc.width - 1u), y = min(by * 4u + uint(p >> 2), pc.height - 1u);
-        uint t = src.words[y * pc.width + x];
+#if TH_LANES
+        // POOL = 1: b is a slot of the workgroup, whose texels are in s_pix
+        uint t = POOL != 0u ? s_pix[b * 16u + uint(p)] : block_texel(b, p);
+#else
+        uint t = block_texel(b, p);
+#endif
         bool o = pc.a1 == 0u || (t >> 24) >= pc.alpha_threshold;
         if (PACKED != 0u) {
             CP[p] = t & 0xFFFFFFu;
@@ -833,8 +882,9 @@ void load_block(uint b)
 layout(constant_id = 2) const uint LANES = 8u;
 layout(constant_id = 3) const uint PREP = 1u;
 const uint TH_WG = 64u; // the workgroup size of this build (gpu_etc2_th.c)
-shared double s_sse[TH_WG / 2u * 16u]; // per block (at most TH_WG / 2 of them), the split costs
-shared uint s_red[3][3][TH_WG];        // per reduction: error, order, packed solution, per invocation
+// (sized 1 where unused: PREP = 1 / one lane, so that the pool's arrays fit the 32 KiB a device may limit shared memory to)
+shared double s_sse[PREP == 0u ? TH_WG / 2u * 16u : 1u]; // per block (at most TH_WG / 2 of them), the split costs
+shared uint s_red[3][3][LANES > 1u ? TH_WG : 1u];        // per reduction: error, order, packed solution, per invocation
 
 uint sol_pack(Sol s)
 {
@@ -1148,6 +1198,177 @@ void th_search_flat(uint blk, inout Sol best)
         else fs_local = t;
     }
 }
+// POOL = 1 (LANES = 1, PREP = 1; KILN_GPU_ETC2_TH_POOL): a workgroup takes gl_WorkGroupSize.x consecutive entries of the
+// list, one per invocation (its slot), and pools their work so that no invocation idles while another block of its
+// subgroup still has partitions to search (one block per invocation runs 1..6 partition searches, a subgroup as many as
+// its busiest block):
+//  1. every invocation puts its block's texels and the gate's partitions into shared memory and its partitions to
+//     search (not duplicates) into the workgroup's item list (an atomic slot: the order of the items varies, the
+//     results do not: each is stored by (slot, k));
+//  2. the items, round-robin over the invocations: item (slot, k) is the CPU's local search of partition k of the slot's
+//     block (eval_partition: from an error of UINT32_MAX, independent of the other partitions on the CPU too), in stages:
+//     the first eval set (T(a, b), T(b, a), H both ways) and th_recenter, then one stage per recentring round over the
+//     partitions whose CPU loop goes on (pool_keep), so that a subgroup does not wait on its one partition with 3 rounds;
+//  3. each invocation offers its block's results to best in the CPU's order (k ascending, taken when strictly lower);
+//  4. max, each of the two +-1 rounds: the blocks still improving list themselves with the round's centre; item
+//     (block, nx) is neighbour nx (CPU order: colour, channel, -1 / +1) pruned at the round's incoming error (exact: the
+//     CPU's running best is never above it, and a pruned candidate is not below it); each block takes its neighbours'
+//     results in nx order when strictly lower: the CPU's first strictly lowest;
+//  5. each invocation reselects and packs its block as before.
+// The barriers are in uniform control flow (invocations past the list take part without a block).
+shared uint s_pw[POOL_WG * 4u];              // per slot: the gate's partitions (th_parts)
+shared uint s_item[POOL_WG * 6u];            // the items of step 2: slot << 3 | k; step 4: the listed slots
+shared uint s_err[POOL_WG * 12u], s_sol[POOL_WG * 12u]; // per (slot, k) [slot * 6 + k] or (slot, nx) [slot * 12 + nx]: the
+                                                          // item's error and sol_pack (in step 2 the upper halves hold the
+                                                          // recentring rounds' lists)
+shared uint s_rc[POOL_WG * 6u];              // step 2: per (slot, k) the recentred colours; step 4: per slot the +-1 round's centre
+#define s_cur s_rc
+shared uint s_n;                             // the item count
+shared uint s_cnt[4];                        // step 2: per recentring round, its list's length
+Sol sol_unpack(uint v, uint err)
+{
+    Sol w;
+    int m = int(v >> 27);
+    w.mode = m == 0 ? MODE_NONE : m;
+    w.c0 = ivec3(int((v >> 23) & 15u), int((v >> 19) & 15u), int((v >> 15) & 15u));
+    w.c1 = ivec3(int((v >> 11) & 15u), int((v >> 7) & 15u), int((v >> 3) & 15u));
+    w.di = int(v & 7u);
+    w.err = err;
+    return w;
+}
+void pool_sync()
+{
+    memoryBarrierShared();
+    barrier();
+}
+// Step 2: a partition's local search after its eval set (or recentring round r - 1): the result so far into (slot, k) and,
+// if the CPU's loop goes on to round r (its condition and the RECENT test), the item onto round r's list with the
+// recentred colours. Only the first 3 rounds exist (recenter <= 3).
+void pool_keep(uint slot, uint k, Sol local, int r, int recenter)
+{
+    const uint WG = gl_WorkGroupSize.x;
+    s_err[slot * 6u + k] = local.mode != MODE_NONE ? local.err : 0xFFFFFFFFu;
+    s_sol[slot * 6u + k] = sol_pack(local);
+    if (!(r < recenter && local.err > 0u && local.mode != MODE_NONE)) return;
+    ivec3 na, nb;
+    th_recenter(local, na, nb);
+    if (RECENT != 0u && ((na == local.c0 && nb == local.c1) || (local.mode == MODE_H && na == local.c1 && nb == local.c0)))
+        return;
+    s_rc[slot * 6u + k] = uint(pack12(na)) << 12 | uint(pack12(nb));
+    uint at = atomicAdd(s_cnt[r], 1u);
+    if ((r & 1) != 0) s_sol[6u * WG + at] = slot << 3 | k;
+    else s_err[6u * WG + at] = slot << 3 | k;
+}
+// PHASE 1 with POOL = 1; live: the slot has a block (lid); best.err: its incoming error. On return the invocation's
+// block is loaded again (C / OPQ).
+void th_pool(bool live, uint lid, uint blk, inout Sol best)
+{
+    const uint WG = gl_WorkGroupSize.x;
+    const int q = int(pc.quality); // (QUAL is set by load_block)
+    int recenter = q == Q_FAST ? 0 : (q == Q_MAX ? 3 : 1);
+    uvec4 pw = uvec4(0u);
+    uint todo = 0u;
+    if (lid == 0u) s_n = 0u;
+    if (lid < 4u) s_cnt[lid] = 0u;
+    if (live) {
+        for (int p = 0; p < 16; p++) s_pix[lid * 16u + uint(p)] = block_texel(blk, p);
+        pw = uvec4(bout.words[blk * 4u], bout.words[blk * 4u + 1u], bout.words[blk * 4u + 2u], bout.words[blk * 4u + 3u]);
+        for (uint k = 0u; k < 4u; k++) s_pw[lid * 4u + k] = pw[k];
+        // the partitions to search: not a duplicate (the gate marks equal masks and, DEDUP = 1, equal centres)
+        todo = ((1u << (pw.w & 7u)) - 1u) & ~(pw.w >> 8);
+    }
+    pool_sync();
+    if (todo != 0u) {
+        uint at = atomicAdd(s_n, uint(bitCount(todo)));
+        for (uint t = todo; t != 0u; t &= t - 1u) s_item[at++] = lid << 3 | uint(findLSB(t));
+    }
+    pool_sync();
+    // stage 0: the items' first eval sets; stage r = 1..3: recentring round r - 1 of the items on its list (pool_keep). One
+    // call site each for eval_set and th_recenter (every call is inlined: code size, compile time)
+    for (int r = 0; r <= 3; r++) {
+        uint nr = s_n;
+        if (r > 0) {
+            pool_sync();
+            nr = s_cnt[r - 1]; // the same for every invocation: uniform
+            if (nr == 0u) break;
+        }
+        for (uint i = lid; i < nr; i += WG) {
+            const uint it = r == 0 ? s_item[i] : ((r & 1) != 0 ? s_err[6u * WG + i] : s_sol[6u * WG + i]);
+            const uint slot = it >> 3, k = it & 7u;
+            load_block(slot);
+            ivec3 a, b;
+            Sol local;
+            int kind = 0;
+            if (r == 0) { // the partition's quantised group means, from an error of UINT32_MAX
+                partition_centres((s_pw[slot * 4u + (k >> 1)] >> (16u * (k & 1u))) & 0xFFFFu, a, b);
+                local.mode = MODE_NONE;
+                local.c0 = ivec3(0);
+                local.c1 = ivec3(0);
+                local.di = 0;
+                local.err = 0xFFFFFFFFu;
+            } else { // the local result so far and the recentred colours
+                local = sol_unpack(s_sol[slot * 6u + k], s_err[slot * 6u + k]);
+                const uint rc = s_rc[slot * 6u + k];
+                a = ivec3(int(rc >> 20), int((rc >> 16) & 15u), int((rc >> 12) & 15u));
+                b = ivec3(int((rc >> 8) & 15u), int((rc >> 4) & 15u), int(rc & 15u));
+                kind = local.mode;
+            }
+            const uint before = local.err;
+            eval_set(kind, a, b, local);
+            if (r > 0 && local.err >= before) continue; // the CPU's loop stops; local unchanged (nothing strictly lower)
+            pool_keep(slot, k, local, r, recenter);
+        }
+    }
+    pool_sync();
+    for (uint t = todo; t != 0u; t &= t - 1u) { // k ascending: the CPU's order
+        uint k = uint(findLSB(t)), e = s_err[lid * 6u + k];
+        if (e < best.err) best = sol_unpack(s_sol[lid * 6u + k], e);
+    }
+    if (q == Q_MAX) { // uniform: the push constant
+        bool more = live && best.mode != MODE_NONE && best.err > 0u;
+        for (uint round = 0u; round < 2u; round++) {
+            pool_sync(); // every read of s_n and s_item above done
+            if (lid == 0u) s_n = 0u;
+            pool_sync();
+            if (more) {
+                s_item[atomicAdd(s_n, 1u)] = lid;
+                s_cur[lid * 2u] = sol_pack(best);
+                s_cur[lid * 2u + 1u] = best.err;
+            }
+            pool_sync();
+            const uint n2 = s_n * 12u;
+            for (uint i = lid; i < n2; i += WG) {
+                const uint slot = s_item[i / 12u];
+                const int nx = int(i % 12u);
+                Sol cur = sol_unpack(s_cur[slot * 2u], s_cur[slot * 2u + 1u]);
+                int which = nx / 6, ch = (nx % 6) / 2, sg = (nx & 1) != 0 ? 1 : -1;
+                ivec3 a = cur.c0, b = cur.c1;
+                int v = (which != 0 ? b[ch] : a[ch]) + sg;
+                uint e = 0xFFFFFFFFu;
+                Sol lb = cur;
+                if (v >= 0 && v <= 15) {
+                    if (which != 0) b[ch] = v;
+                    else a[ch] = v;
+                    load_block(slot);
+                    eval_set(cur.mode, a, b, lb);
+                    if (lb.err < cur.err) e = lb.err;
+                }
+                s_err[slot * 12u + uint(nx)] = e;
+                s_sol[slot * 12u + uint(nx)] = sol_pack(lb);
+            }
+            pool_sync();
+            if (more) {
+                uint before = best.err;
+                for (uint nx = 0u; nx < 12u; nx++) {
+                    uint e = s_err[lid * 12u + nx];
+                    if (e < best.err) best = sol_unpack(s_sol[lid * 12u + nx], e);
+                }
+                more = best.err < before;
+            }
+        }
+    }
+    if (live) load_block(lid);
+}
 #endif
 
 void main()
@@ -1178,6 +1399,31 @@ void main()
     }
     // PHASE 1: the search, over the listed blocks (dense: no invocation idles on a gated-out block)
 #if TH_LANES
+    if (POOL != 0u && LANES == 1u && PREP != 0u) { // uniform: specialisation constants
+        const uint first = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x;
+        const uint nlist = list.words[0];
+        if (first >= nlist) return; // the whole workgroup: no barrier skipped by some only
+        const bool live = gid < nlist;
+        const uint pb = live ? list.words[1u + gid] : 0u;
+        Sol pbest;
+        pbest.mode = MODE_NONE;
+        pbest.c0 = ivec3(0);
+        pbest.c1 = ivec3(0);
+        pbest.di = 0;
+        pbest.err = live ? bin.words[pb * 4u] : 0u;
+        th_pool(live, gl_LocalInvocationID.x, pb, pbest);
+        if (!live) return;
+        uvec4 pstate = uvec4(bin.words[pb * 4u], bin.words[pb * 4u + 1u], bin.words[pb * 4u + 2u], bin.words[pb * 4u + 3u]);
+        if (pbest.err < pstate.x && pbest.mode != MODE_NONE) {
+            int sel[16];
+            uint e = reselect(pbest, sel);
+            uint hi, lo;
+            pack(pbest, sel, hi, lo);
+            pstate = uvec4(e, pstate.y, bswap(hi), bswap(lo));
+        }
+        for (uint k = 0u; k < 4u; k++) bout.words[pb * 4u + k] = pstate[k];
+        return;
+    }
     const uint lane = gl_LocalInvocationID.x % LANES, slot = gl_LocalInvocationID.x / LANES;
     // one lane: any workgroup size (KILN_GPU_ETC2_TH_WG), the list entry is the invocation's index
     const uint li = LANES == 1u ? gid : (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * (TH_WG / LANES) + slot;

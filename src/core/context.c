@@ -2,10 +2,13 @@
 #include "core/internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *kiln_status_string(kiln_status status)
@@ -187,8 +190,24 @@ kiln_status kiln__write_file_atomic(kiln_context *ctx, const char *path, const v
     char *tmp = kiln__malloc(ctx, n + 16);
     if (!tmp) return KILN_ERR_OUT_OF_MEMORY;
     memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp-XXXXXX", 12);
-    int fd = mkstemp(tmp);
+    /* path.tmp-XXXXXX created with O_EXCL and mode 0666, so the kernel applies the umask: no umask()
+     * round trip (process-wide, racy when several threads write files at once, as the CLI does) */
+    int fd = -1;
+    for (unsigned attempt = 0; attempt < 64; attempt++) {
+        static const char digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t r = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ (uint64_t)getpid() << 40 ^
+                     (uint64_t)(uintptr_t)&attempt * 0x9e3779b97f4a7c15ull ^ (uint64_t)attempt * 0xbf58476d1ce4e5b9ull;
+        r ^= r >> 31;
+        r *= 0x94d049bb133111ebull;
+        r ^= r >> 29;
+        memcpy(tmp + n, ".tmp-", 5);
+        for (int i = 0; i < 6; i++, r /= 62) tmp[n + 5 + i] = digits[r % 62];
+        tmp[n + 11] = 0;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) break;
+    }
     if (fd < 0) {
         kiln_status st = kiln__fail(ctx, KILN_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
         free(tmp);
@@ -215,10 +234,6 @@ kiln_status kiln__write_file_atomic(kiln_context *ctx, const char *path, const v
         free(tmp);
         return st;
     }
-    /* mkstemp creates 0600; give the file the usual permissions. */
-    mode_t mask = umask(0);
-    umask(mask);
-    chmod(tmp, 0666 & ~mask);
     if (rename(tmp, path) != 0) {
         kiln_status st = kiln__fail(ctx, KILN_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
         unlink(tmp);

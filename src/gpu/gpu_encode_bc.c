@@ -5,8 +5,7 @@
  *   to give the same bytes: integer palettes and errors, `precise` float/double expressions in the C
  *   order, correctly rounded divisions (enc_bc_common.glsl). BC4/BC5/BC3-alpha: every quality
  *   (shaders/enc_bc4.comp, one invocation per channel; max: enc_bc4_max_pool.comp, the exact search as
- *   a quadtree over the endpoint plane whose cells, of all the workgroup's channel tasks, share one pool;
- *   KILN_GPU_BC4_MAX=quadtree: enc_bc4_max.comp, one invocation walking its channel's quadtree).
+ *   a quadtree over the endpoint plane whose cells, of all the workgroup's channel tasks, share one pool).
  *   BC1/BC3 colour at fast quality: the CPU's 16-block batch path per invocation (enc_bc1.comp), and
  *   the CPU's per-block path for the blocks the batch gives back;
  *   at normal quality the per-block path (principal axis, extremes, three least-squares refits, both
@@ -59,7 +58,7 @@
  * KILN_GPU_CF_LANES overrides it for experiments). 8: on the H100 (2026-11-25, 2048^2 BC1) 8 lanes ran
  * high at 1438 Mpix/s and max at 650, 16 lanes 1122 / 418, 32 lanes 740 / 249 (kernel time). */
 #define KILN_EBC_CFK_LANES 8u
-/* BC4 / BC5 / BC3-alpha max: the design without KILN_GPU_BC4_MAX ("quadtree", "pool" or "v1"; see make_plan).
+/* BC4 / BC5 / BC3-alpha max: the design without KILN_GPU_BC4_MAX (only "pool" is left; see make_plan).
  * "pool" since the H100 run of 2026-11-26 08:10 UTC (helper bc4lanes; `KILN_GPU_BC4_MAX=d gpu_encode --size 4096
  * --formats F --qualities max --strategies kiln --runs 5 --no-cpu`, one process per row, kernel min ms, quadtree /
  * pool): bc4 27.67, 27.54 / 18.41, 18.38; bc5 37.19, 36.75 / 31.05, 31.07; bc4-snorm 33.13 / 25.64; bc3 11.66 /
@@ -68,8 +67,14 @@
 /* enc_bc4_max_pool.comp's option bits 16+ by default (KILN_GPU_BC4_POOL_OPT replaces them; helper bc4max):
  * 65536 = step 1 in registers. H100 2026-11-26 11:49 UTC, `gpu_encode --size 4096 --formats bc4 --qualities max
  * --runs 5 --no-cpu`, kernel min ms, two rounds: 4194304 (the former code) 17.39, 17.41; 0 (the heuristic's
- * return at error 0) 16.58, 16.55; 65536 15.48, 15.42. */
-#define KILN_EBC_BC4_POOL_OPT 65536u
+ * return at error 0) 16.58, 16.55; 65536 15.48, 15.42.
+ * Now 0xd0000 = 65536 + 262144 (the DP's rows in a rolled loop) + 524288 (the cell bound two values an
+ * iteration, unsigned ramp division); helper bc4k, H100 2026-11-26 14:38 UTC, same command, two rounds:
+ * bc4 0x10000 15.32, 15.37; 0x50000 15.03, 15.03; 0x90000 11.78, 11.77; 0xd0000 11.52, 11.56; 0x1d0000 (+ bit 20,
+ * all 16 slots, no early stop) 12.27, 12.25; bc5 29.46 / 21.90 / 20.10 (0x10000 / 0xd0000 / 0x1d0000); bc4-snorm
+ * 20.70 / 20.02 / 22.44. Bit 21 (the DP in shared memory, few registers: the kernel had 220 registers with
+ * 0x10000, 168 with 0xd0000) is opt-in until the H100 has timed it. */
+#define KILN_EBC_BC4_POOL_OPT 0xd0000u
 /* The cluster-fit shader: 1 = enc_bc1_cf.comp (candidates refined on one invocation each), 2 =
  * enc_bc1_cf2.comp (texel loads, ranks, prefix sums and the refinement's scoring / channel steps
  * split over the block's invocations); KILN_GPU_CF_DESIGN=1 or 2 overrides it. H100 2026-11-25, 2048^2
@@ -118,9 +123,13 @@
  * to float without conversion instructions, 17 = the refine pass's texels in shared memory, 18 = the refine pass's
  * spread from the covariance's diagonal only, 19 = exact scoring / channel steps without local arrays, 20 = the
  * refinement's products in float, 21 = the channel steps' rounding by magic adds, 22 = the search setup's
- * products in float (8-bit sources), 23 = the search's prefix sums as 16-byte shared words. KILN_GPU_CF_OPT takes
- * 0..KILN_EBC_CF3_OPT_MAX2 without bit 15. */
-#define KILN_EBC_CF3_OPT_MAX2 536870911u /* bits 24-28 (helper bc1max): the nested searches, channel_step's b terms */
+ * products in float (8-bit sources); 27 (helper bc1max) = channel_step's b terms once per channel. KILN_GPU_CF_OPT
+ * takes any combination of KILN_EBC_CF3_OPT_BITS (every bit of the max default): the opt-in bits 1-4, 6, 13 and 23-26,
+ * 28, none in a default and none a gain on the H100 / H200 (docs/PERFORMANCE.md: the early exits, P3(i) hoisting,
+ * driver unrolling, min / max clamps, the rolled covariance, 16-byte prefix-sum words, the nested searches) were
+ * removed from enc_bc1_cf3.comp by helper bc1k (2026-11-26: lavapipe compile time in CI) and are refused; bit 15 is
+ * the host's refine flag. */
+#define KILN_EBC_CF3_OPT_BITS 142565281u
 /* the bits at high quality (KILN_EBC_CF3_OPT: at max); KILN_GPU_CF_OPT overrides both */
 #define KILN_EBC_CF3_OPT_HIGH KILN_EBC_CF3_OPT
 /* BC1 / BC1a at high and max since the H200 run of 2026-11-26 05:20 UTC (lead, helper bc1split's final script on the
@@ -138,7 +147,7 @@
  * 24481 2.127 / 2.117, 16736161 2.043 / 2.041; high 33 2.399, 24481 1.519, 16736161 1.606. So max takes 8347553 and
  * high 24481, for BC3 as well (BC3 had 33). Max + bit 27 (helper bc1max; the lead's H100 run of 2026-11-26 11:47-11:49
  * UTC, same command, alternated): 8347553 7.799 / 7.804, 142565281 7.625 / 7.625; bits 24-26 (the nested searches)
- * were slower there (8.56-9.17: 154 registers instead of 83) and stay opt-in. */
+ * were slower there (8.56-9.17: 154 registers instead of 83) and were removed later (helper bc1k). */
 #define KILN_EBC_CF3_OPT_COLOUR_MAX 142565281u
 #define KILN_EBC_CF3_OPT_COLOUR_HIGH KILN_EBC_CF3_OPT_BC1
 #define KILN_EBC_CF3_REFINE 32768u
@@ -348,31 +357,6 @@ static size_t cf_table_words(uint32_t *w)
             }
         }
     }
-    /* enc_bc1_cf3.comp's CF_OPT bit 24 (NEST): every four-colour (i, j, k) (i <= j <= k <= 16, 969) and
-     * three-colour (i, j) (153) in table order, 8 words each: Ah, Bh, C, ijk, p1..p4; the entries dropped
-     * above (rank-1 partitions) as sentinels Ah = 1e30, p2 = -1e30, the rest 0: a = top where the block's
-     * total is > 0 and b = 0, so the search error is >= ~2e34 (the shader keeps neither) */
-    for (int four = 1; four >= 0; four--)
-        for (int i = 0; i <= 16; i++)
-            for (int j = i; j <= 16; j++)
-                for (int k = four ? j : 16; k <= 16; k++) {
-                    const int e = four ? k_cf4_start[i] * 16 + (k_cf4_qoff[j] + (k - j) - k_cf4_qoff[i])
-                                       : k_cf4_qoff[i] + (j - i);
-                    const float(*t)[16] = four ? k_cf4[e / 16] : k_cf3[e / 16];
-                    if (w) {
-                        const float big = 1e30f, nbig = -1e30f;
-                        const int keep = t[7][e % 16] < 1e29f;
-                        for (int r = 0; r < 3; r++) memcpy(&w[o + (size_t)r], &t[r][e % 16], 4);
-                        w[o + 3] = (uint32_t)i | (uint32_t)j << 8 | (uint32_t)(four ? k : 0) << 16;
-                        for (int r = 3; r < 7; r++) memcpy(&w[o + 1 + (size_t)r], &t[r][e % 16], 4);
-                        if (!keep) {
-                            memcpy(&w[o], &big, 4);
-                            w[o + 1] = w[o + 2] = w[o + 4] = w[o + 6] = w[o + 7] = 0;
-                            memcpy(&w[o + 5], &nbig, 4);
-                        }
-                    }
-                    o += 8;
-                }
     if (w) {
         const float one = 1.0f;
         w[0] = n[0];
@@ -479,13 +463,13 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                 if (oenv && oenv[0]) {
                     char *end = NULL;
                     unsigned long v = strtoul(oenv, &end, 10);
-                    if (!end || *end || v > KILN_EBC_CF3_OPT_MAX2 || (v & KILN_EBC_CF3_REFINE))
-                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_CF_OPT=%s is not 0..%u without bit %u",
-                                          oenv, (unsigned)KILN_EBC_CF3_OPT_MAX2, (unsigned)KILN_EBC_CF3_REFINE);
+                    if (!end || *end || (v & ~(unsigned long)KILN_EBC_CF3_OPT_BITS))
+                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                                          "KILN_GPU_CF_OPT=%s has bits outside %u (enc_bc1_cf3.comp's variants)", oenv,
+                                          (unsigned)KILN_EBC_CF3_OPT_BITS);
                     opt = (uint32_t)v;
                 }
                 if ((opt & 4096u) && !cf_pens_zero()) opt &= ~4096u;
-                if ((opt & 16777216u) && !cf_pens_zero()) opt &= ~16777216u; /* NEST assumes penalty +0 too */
                 ps->per_task = 1;
                 ps->spec[4] = opt;
                 /* shared memory per block: 472 bytes (8-bit sources; 268 with CF_OPT 32), 664 (16-bit
@@ -554,22 +538,16 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
             ps->local = KILN_EBC_LOCAL;
             ps->per_task = 4;
         } else if (q == KILN_QUALITY_MAX) {
-            /* KILN_GPU_BC4_MAX (bench, tests): "quadtree" enc_bc4_max, one invocation walking its task's
-             * quadtree; "pool" (default) enc_bc4_max_pool, the quadtree cells of a workgroup's tasks in one shared
-             * pool (helper bc4lanes; KILN_GPU_BC4_POOL_CAP=N shrinks its stack: tests of the overflow
-             * path; KILN_GPU_BC4_POOL_WG=32|64|128 its workgroup); "v1" the first design, a workgroup
-             * per task */
+            /* KILN_GPU_BC4_MAX (bench, tests): "pool" (the only design left) enc_bc4_max_pool, the quadtree
+             * cells of a workgroup's tasks in one shared pool (helper bc4lanes; KILN_GPU_BC4_POOL_CAP=N shrinks its
+             * stack: tests of the overflow path; KILN_GPU_BC4_POOL_WG=32|64|128 its workgroup). The designs that
+             * lost on the H100, "quadtree" (enc_bc4_max.comp, one invocation walking its task's tree) and "v1"
+             * (enc_bc4_max_v1.comp, a workgroup per task), were removed (helper bc4k, 2026-11-26). */
             const char *design = getenv("KILN_GPU_BC4_MAX");
             if (!design || !design[0]) design = KILN_EBC_BC4_MAX_DEFAULT;
             ps->local = KILN_EBC_LOCAL;
             ps->per_task = 1;
-            if (strcmp(design, "v1") == 0) {
-                ps->shader = "enc_bc4_max_v1";
-                ps->local = KILN_EBC_MAX_LOCAL;
-                ps->per_task = KILN_EBC_MAX_LOCAL;
-            } else if (strcmp(design, "quadtree") == 0) {
-                ps->shader = "enc_bc4_max";
-            } else if (strcmp(design, "pool") == 0) {
+            if (strcmp(design, "pool") == 0) {
                 ps->shader = "enc_bc4_max_pool";
                 const char *cap = getenv("KILN_GPU_BC4_POOL_CAP"), *wg = getenv("KILN_GPU_BC4_POOL_WG");
                 if (cap && cap[0]) {
@@ -600,7 +578,7 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                 }
                 ps->spec[4] |= pool_opt;
             } else {
-                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_MAX=%s is not v1, quadtree or pool", design);
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_MAX=%s is not pool (v1 and quadtree were removed)", design);
             }
         } else {
             ps->shader = "enc_bc4";

@@ -83,9 +83,20 @@ static const uint32_t bc6h_hl_cfg[4] = {4, 4, 3, 2}; /* P, K, L, R */
  * enc_bc6h_hr.comp. H100 2026-11-25 21:33 UTC (bench_bc6h --gpu-size 4096 --reps 7 --qualities high
  * --pipeline-stats, one process per setting): UF16 33.8-34.1 -> 30.7 ms, SF16 37.4-37.5 -> 33.7 ms, registers
  * 192 -> 160 (docs/PERFORMANCE.md) */
+/* bit 13 (BAL3, helper bc6hk: phase 3's recentred variants strided over all lanes) gave the same bytes but 28.3 vs 24.0 ms
+ * (H100 2026-11-26 15:57 UTC, UF16 4096^2, its shared arrays alone made kernel A 4.03 -> 5.00 ms at 2048^2): removed */
 #define BC6H_HL_OPT 4103u /* 7 + bit 12 (MERGE3: phase 3's ranking by merging the lanes' sorted lists; helper bc6hhigh): the
  * same bytes (only comparisons change; H100 2026-11-26 11:50 UTC, bench_bc6h --gpu-size 4096: UF16 edcb1298385ffbb3, SF16
  * fab77cab94836203 as OPT 7), kernel A at 16 lanes 90 instead of 106 registers, kernel min 24.12 vs 25.11 ms (one run each) */
+/* the OPT bits that act only in phases 1-4 (kernel A of the split): 0 rank loops, 5 LEAN3, 6 LINE, 7 PAIR3, 8 RANKV, 9 PAIR1,
+ * 12 MERGE3; kernel B is compiled without them (the same code: one pipeline for every kernel A variant; helper bc6hk) */
+#define BC6H_HL_OPT_A_ONLY (1u | 32u | 64u | 128u | 256u | 512u | 4096u)
+/* kernel B's default OPT (two kernels; KILN_BC6H_HIGH_OPT_B overrides it, and KILN_BC6H_HIGH_OPT sets both when OPT_B is
+ * unset): BC6H_HL_OPT + bit 10 (NE2: the refinement's normal equations summed after the palette search) since helper bc6hk,
+ * H100 2026-11-26 (bench_bc6h --gpu-size 4096 --sf, one process per row): the same bytes (SF16 fab77cab94836203), kernel B
+ * 158 -> 114 registers, 24.48 ms (the fastest SF16 row of that run; the default's own SF16 row ran at a dropped clock).
+ * Bit 11 (AROLL) alone gives other SF16 bytes there (95718d8ae035e7d3), bit 3 (REFSH) the same bytes but 24.81 ms */
+#define BC6H_HL_OPT_B (BC6H_HL_OPT | 1024u)
 #define BC6H_HL_SPAN 2u  /* its mode filter's precision span (PREC_SPAN) */
 /* GPU high in two kernels (KILN_BC6H_HIGH_SPLIT; helper bc6hsplit, 2026-11-26): kernel A (enc_bc6h_ha.comp: phases
  * 0-4, the choice of the jobs to refine) hands BC6H_HO_WORDS words per refined job and block (enc_bc6h_hl.glsl's
@@ -219,7 +230,9 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
         uint32_t spec_b[BC6H_HL_NSPEC];
         memcpy(spec_b, hl_spec, sizeof spec_b);
         spec_b[4] = (uint32_t)split;
-        spec_b[7] = hl_spec[BC6H_HL_NSPEC]; /* kernel B's OPT (KILN_BC6H_HIGH_OPT_B; a split caller's ninth entry) */
+        /* kernel B's OPT (KILN_BC6H_HIGH_OPT_B; a split caller's ninth entry) without the bits that act only in kernel A's
+         * phases 1-4: the same code, so one pipeline for every kernel A variant (fewer compiles; helper bc6hk) */
+        spec_b[7] = hl_spec[BC6H_HL_NSPEC] & ~BC6H_HL_OPT_A_ONLY;
         desc.shader = shader_b ? shader_b : "enc_bc6h_hb";
         desc.spec = spec_b;
         desc.local_size = hl_spec[0] * spec_b[4];
@@ -463,10 +476,11 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
                               "BC6H high: %u blocks per workgroup at %u lanes need %zu bytes of shared memory, the device offers %u",
                               bpw, lanes, 256u + per_block * bpw, gpu->props.limits.maxComputeSharedMemorySize);
-        /* KILN_BC6H_HIGH_OPT_B=mask (two kernels; helper bc6hhigh, 2026-11-26): kernel B's code variants (default: OPT),
+        /* KILN_BC6H_HIGH_OPT_B=mask (two kernels; helper bc6hhigh, 2026-11-26): kernel B's code variants (default: BC6H_HL_OPT_B,
+         * or OPT when KILN_BC6H_HIGH_OPT is set),
          * e.g. its register-lean bits (3 REFSH, 10 NE2, 11 AROLL) without changing kernel A's code; meant to give the same
          * bytes, but 3087 (those three) gave other SF16 bytes on the NVIDIA H100 (2026-11-26; UF16 the same) */
-        uint32_t opt_b = opt;
+        uint32_t opt_b = oenv && *oenv ? opt : BC6H_HL_OPT_B;
         const char *obenv = getenv("KILN_BC6H_HIGH_OPT_B");
         if (obenv && *obenv) {
             char *end = NULL;

@@ -6,9 +6,8 @@
  *             pruning (two conditions; KILN_GPU_EAC_PRUNE=1 the CPU's five, 2 / 3 the same plus a
  *             spacing bound: a specialisation constant that bench/ compares); the few jobs whose CPU
  *             range estimate sits exactly on a double rounding boundary are flagged by the shader and
- *             re-encoded here on the CPU (see enc_etc_eac.glsl and enc_eac.comp). KILN_GPU_EAC_MAX=N above
-             FAST: shaders/enc_eac_max.comp (same bytes; the search shared evenly by the workgroup's
-             lanes; slower on the H100, see eac_kiln_shader).
+ *             re-encoded here on the CPU (see enc_etc_eac.glsl and enc_eac.comp). (The opt-in second
+ *             design enc_eac_max.comp, 2.4x slower on the H100, was removed: see eac_kiln_shader.)
  *   1 (seed)  shaders/enc_eac_seed.comp: betsy's design, 256 invocations per block (one per base),
  *             every table x multiplier, tree reduction: an exact optimum (same error as kiln's design
  *             at high/max, ties may differ). Shared-memory preload of the targets or direct reads:
@@ -243,26 +242,17 @@ static kiln_status check_int64(kiln_context *ctx, kiln_gpu *gpu)
     return KILN_OK;
 }
 
-/* kiln's EAC design (strategy 0): the shader and its specialisation constant 3 for a quality. Default:
- * enc_eac.comp (KILN_GPU_EAC_MAX unset or "old"). KILN_GPU_EAC_MAX=N (0..63), above FAST:
- * shaders/enc_eac_max.comp (helper eacmax: the exact search spread evenly over the workgroup's lanes, same
- * bytes, same bindings, push constants and dispatch as enc_eac.comp; 2.4x slower on the H100, so opt-in)
- * with MODE N (bit 0: five conditions, bit 1: three seeds per (t, m), bit 2:
- * eight conditions, bit 3: every (t, m) on its own lane, for tests, bit 4: a list of 512 intervals per job,
- * bit 5: the job's bound read once per interval);
- * enc_eac.comp's PRUNE: KILN_GPU_EAC_PRUNE=0..3 (bit 0 the CPU's five conditions, bit 1 the spacing bound). */
+/* kiln's EAC design (strategy 0): the shader and its specialisation constant 3 for a quality: enc_eac.comp
+ * with PRUNE = KILN_GPU_EAC_PRUNE=0..3 (bit 0 the CPU's five conditions, bit 1 the spacing bound). The
+ * second design, enc_eac_max.comp (helper eacmax, opt-in KILN_GPU_EAC_MAX=N: the exact search spread evenly
+ * over the workgroup's lanes), ran 2.4x slower on the H100 (2026-11-26 08:40 UTC: R11 max 181.1 vs 76.6 ms)
+ * and was removed (helper bc4k, 2026-11-26: one shader and its test fewer in CI). */
 static const char *eac_kiln_shader(int quality, uint32_t *spec3)
 {
+    (void)quality;
     const char *pr = getenv("KILN_GPU_EAC_PRUNE");
-    const uint32_t prune = pr && pr[0] >= '0' && pr[0] <= '3' ? (uint32_t)(pr[0] - '0') : 0u;
-    const char *mx = getenv("KILN_GPU_EAC_MAX");
-    /* enc_eac_max.comp only on request: on the H100 (2026-11-26 08:40 UTC) it ran 2.4x slower than enc_eac.comp */
-    if (quality < KILN_QUALITY_NORMAL || !mx || !(mx[0] >= '0' && mx[0] <= '9')) {
-        *spec3 = prune;
-        return "enc_eac";
-    }
-    *spec3 = (uint32_t)atoi(mx) & 63u;
-    return "enc_eac_max";
+    *spec3 = pr && pr[0] >= '0' && pr[0] <= '3' ? (uint32_t)(pr[0] - '0') : 0u;
+    return "enc_eac";
 }
 
 /* Encodes nch EAC channels per block into dst: the 8 bytes of channel c of block i at byte
@@ -279,7 +269,7 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
     int preload = 1;
     const char *pe = getenv("KILN_GPU_ETC_PRELOAD");
     if (pe && pe[0] == '0') preload = 0;
-    /* kiln's design: enc_eac.comp (FAST) or enc_eac_max.comp, see eac_kiln_shader */
+    /* kiln's design: enc_eac.comp, see eac_kiln_shader */
     uint32_t kspec = 0;
     const char *kshader = eac_kiln_shader(params->quality, &kspec);
 

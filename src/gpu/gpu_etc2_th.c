@@ -24,7 +24,8 @@
  * The default (helper thlanes, issue 4): the gate (phase 0, enc_etc2_th_lanes.comp) also computes a listed block's
  * partitions (the double-precision part of the search: principal axis, 2-means costs, Lloyd) into its outgoing state,
  * and the search (phase 1, enc_etc2_th_lanes.comp) reads them before it writes the block (KILN_GPU_ETC2_TH_PREP=1;
- * H100 4096^2 max: T/H 82.9 ms vs 103.4, normal 13.6 vs 20.2). KILN_GPU_ETC2_TH_LANES=L (2, 4, 8, 16) runs the
+ * H100 4096^2 max: T/H 82.9 ms vs 103.4, normal 13.6 vs 20.2). [Removed 2026-11-26, helper etc2th: only L = 1 is accepted
+ * now; the rest of this paragraph describes the shader code that remains.] KILN_GPU_ETC2_TH_LANES=L (2, 4, 8, 16) ran the
  * search with L lanes per block: the partitions' local searches and max's +-1 neighbours spread over the lanes,
  * reduced through shared memory on (error, CPU order) (the shader's header says why that is exact); slower on the
  * H100 (docs/PERFORMANCE.md). KILN_GPU_ETC2_TH_PREP=0 with L > 1: every lane sorts the pixels itself; with L = 1
@@ -35,7 +36,11 @@
  * test_gpu_etc2_th's search_variants): KILN_GPU_ETC2_TH_FLAT (the one-lane search over the gate's partitions as one
  * state-machine loop of th_eval calls), _FASTPIX (closed-form pixel errors), _CHECK (the limit test every C pixels),
  * _CACHE (centre data reused), _PACKED (packed pixels, gate and search), _WG (workgroup size, one lane); the defaults
- * are the TH_*_DEFAULT below (bench/gpu_etc2_th --cfg measures them). */
+ * are the TH_*_DEFAULT below (bench/gpu_etc2_th --cfg measures them).
+ *
+ * The pooled search (helper etc2th, issue 4; KILN_GPU_ETC2_TH_POOL, the default at max): a workgroup's blocks share their
+ * partition searches (in stages: first eval set, then one stage per recentring round) and max's +-1 neighbours over all
+ * its invocations (the shader's th_pool); H100 4096^2 max: T/H 22.0 ms vs 47.2. */
 #include "gpu/gpu_etc2_th.h"
 
 #include "codec/etc_enc.h"
@@ -90,6 +95,11 @@ _Static_assert(sizeof(th_push) == sizeof(((kiln__gpu_etc2_th_plan *)0)->push), "
 #define TH_WG_DEFAULT 64u
 #define TH_WG_MAX_DEFAULT 128u /* at max, with FASTPIX */
 #define TH_SMEM_DEFAULT 0u
+/* KILN_GPU_ETC2_TH_POOL=0|1 (helper etc2th): the search's partitions (in stages: first eval set, then one stage per
+ * recentring round) and max's +-1 neighbours of a workgroup's blocks pooled over its invocations (the shader's th_pool).
+ * H100, 2026-11-26 15:08 UTC, T/H pass alone at max, rock 4096^2: 47.24 ms before (one invocation per block), 22.03 pooled
+ * in stages (29.52 pooled without the stages, 30.32 / 25.91 with the pixels read from shared memory: removed); at max. */
+#define TH_POOL_DEFAULT 1u
 /* Exact work reductions (helper etc2fast, issue 4; the shader's header says why each gives the same bytes):
  * KILN_GPU_ETC2_TH_DEDUP=0|1 (the gate marks partitions whose quantised centres repeat an earlier one's as duplicates;
  * needs the gate's partitions, PREP = 1), KILN_GPU_ETC2_TH_RECENT=0|1 (a recentring round that gives the local best's
@@ -165,8 +175,11 @@ kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_par
     if (le && le[0]) {
         char *end = NULL;
         unsigned long v = strtoul(le, &end, 10);
-        if (*end || (v != 1 && v != 2 && v != 4 && v != 8 && v != 16))
-            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_ETC2_TH_LANES=%s: expected 1, 2, 4, 8 or 16", le);
+        /* 2, 4, 8, 16 lanes per block lost on the H100 (1:1 82.9 ms vs 92.6-187.5 at max, 2026-11-25) and their lavapipe
+         * tests cost CI time: removed (helper etc2th, 2026-11-26; the shader's LANES > 1 code is no longer reached) */
+        if (*end || v != 1)
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                              "KILN_GPU_ETC2_TH_LANES=%s: expected 1 (several lanes per block were removed: slower)", le);
         lanes = (uint32_t)v;
         prep = lanes > 1;
     }
@@ -190,6 +203,8 @@ kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_par
     KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_WG", wgs, 4,
                         params->quality >= KILN_QUALITY_MAX && fastpix ? TH_WG_MAX_DEFAULT : TH_WG_DEFAULT, &wg));
     KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_SMEM", bits, 2, TH_SMEM_DEFAULT, &smem));
+    uint32_t pool;
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_POOL", bits, 2, params->quality >= KILN_QUALITY_MAX ? TH_POOL_DEFAULT : 0u, &pool));
     uint32_t dedup, recent;
     /* on at max only: at high the whole ETC2 RGB encoder ran 46.2 ms with them vs 42.0 without (H100, 2026-11-26
      * 08:42 UTC, 4096^2), at max 86.9 vs 107.0 */
@@ -198,6 +213,10 @@ kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_par
     KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_RECENT", bits, 2, th_max ? TH_RECENT_DEFAULT : 0u, &recent));
     if (lanes != 1 || smem) wg = TH_LANES_WG; /* the lanes search and SMEM size their shared memory by TH_LANES_WG */
     if (lanes != 1 || !prep) flat = 0; /* the flat search is the one-lane search over the gate's partitions */
+    /* the pool: one lane over the gate's partitions, not with FLAT or SMEM; its shared memory (28 KiB at 128) caps the
+     * workgroup at 128 */
+    if (lanes != 1 || !prep || flat || smem) pool = 0;
+    if (pool && wg > 128) wg = 128;
     out->lanes = lanes;
     out->prep = prep;
     out->flat = flat;
@@ -206,11 +225,12 @@ kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_par
     out->cache = cache;
     out->packed = packed;
     out->smem = smem;
+    out->pool = pool;
     const int lanes_shader = lanes > 1 || prep;
     for (uint32_t ph = 0; ph < 3; ph++) {
         /* the gate: one pipeline whatever the lanes and search variants */
-        /* constant 7: CACHE | SMEM << 1 | DEDUP << 2 (gate and search) | RECENT << 3 (search) */
-        const uint32_t bits7 = (ph == 1 ? (cache | smem << 1 | recent << 3) : 0u) | (ph < 2 ? dedup << 2 : 0u);
+        /* constant 7: CACHE | SMEM << 1 | DEDUP << 2 (gate and search) | RECENT << 3 | POOL << 4 (search) */
+        const uint32_t bits7 = (ph == 1 ? (cache | smem << 1 | recent << 3 | pool << 4) : 0u) | (ph < 2 ? dedup << 2 : 0u);
         const uint32_t spec[8] = {ph, ph == 1 ? lanes : 1u, prep, ph == 1 ? flat : 0u, ph == 1 ? fastpix : 0u,
                                   ph == 1 ? check : 1u, bits7, packed};
         const int many = lanes_shader && (ph == 1 || (ph == 0 && prep));

@@ -45,6 +45,7 @@ typedef struct kiln__gpu_etc2_th_plan {
     uint32_t flat, fastpix, check, cache;   /* the search variants (KILN_GPU_ETC2_TH_FLAT / _FASTPIX / _CHECK / _CACHE) */
     uint32_t packed;                        /* KILN_GPU_ETC2_TH_PACKED: the pixels packed (gate and search) */
     uint32_t smem;                          /* KILN_GPU_ETC2_TH_SMEM: th_eval's centre data in shared memory */
+    uint32_t pool;                          /* KILN_GPU_ETC2_TH_POOL: the search of a workgroup's blocks pooled (max) */
 } kiln__gpu_etc2_th_plan;
 
 kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_params *params, int a1, uint32_t subgroup_size,

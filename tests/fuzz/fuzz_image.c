@@ -121,6 +121,20 @@ static void write_seeds(void)
         if (stbi_write_tga_to_func(seed_write, &b, 13, 9, 4, u8.pixels)) seed_file("stbw.tga", b.data, b.size);
         b.size = 0;
         if (stbi_write_bmp_to_func(seed_write, &b, 13, 9, 3, u8.pixels)) seed_file("stbw.bmp", b.data, b.size);
+        /* 32-bit BI_RGB, top-down (kiln's own BMP path; stb_image_write makes V4 bitfields for 4 channels) */
+        static uint8_t bmp32[54 + 13 * 9 * 4];
+        memset(bmp32, 0, 54);
+        static const uint8_t bmp_head[] = {'B', 'M', sizeof bmp32 & 255, sizeof bmp32 >> 8, 0, 0, 0, 0, 0, 0, 54, 0, 0, 0,
+                                           40, 0, 0, 0, 13, 0, 0, 0, 0xf7, 0xff, 0xff, 0xff, 1, 0, 32, 0};
+        memcpy(bmp32, bmp_head, sizeof bmp_head);
+        const uint8_t *px8 = u8.pixels;
+        for (size_t i = 0; i < 13 * 9; i++) {
+            bmp32[54 + i * 4] = px8[i * 4 + 2];
+            bmp32[54 + i * 4 + 1] = px8[i * 4 + 1];
+            bmp32[54 + i * 4 + 2] = px8[i * 4];
+            bmp32[54 + i * 4 + 3] = px8[i * 4 + 3];
+        }
+        seed_file("bi-rgb32-topdown.bmp", bmp32, sizeof bmp32);
         kiln_image_free(&u8);
     }
     if (kiln_image_convert(ctx, &img, KILN_PIXEL_U16, &u16) == KILN_OK) {
@@ -166,6 +180,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     kiln_context *ctx = fuzz_context();
+    /* PNG: stb_image (the default) for even sizes, the opt-in libpng path (KILN_PNG_LIBPNG=1) for odd */
+    setenv("KILN_PNG_LIBPNG", (size & 1) ? "1" : "0", 1);
     kiln_image img;
     if (kiln_image_load_memory(ctx, data, size, &img) != KILN_OK) {
         if (img.pixels || !kiln_last_error(ctx)[0]) abort(); /* failures leave nothing and say why */

@@ -318,11 +318,44 @@ static kiln_image synthetic(kiln_context *ctx, uint32_t w, uint32_t h)
     return img;
 }
 
-/* A test case: the crop (or the synthetic image when c->file is NULL); for SFLOAT (sf) the crops get signed data:
+/* helper bc6hk (2026-11-26): blocks whose ranking has exact ties (the order by partition / candidate number decides):
+ * per 4x4 block by kind (block index % 5) a constant colour (every partition's residual 0), two colours split at x = 2,
+ * at y = 2, a two-colour checker, a ramp along x; the colours from the block index */
+static kiln_image ties_image(kiln_context *ctx, uint32_t w, uint32_t h)
+{
+    kiln_image img;
+    assert_int_equal(kiln_image_alloc(ctx, &img, w, h, KILN_PIXEL_F32), KILN_OK);
+    img.channels = 3;
+    img.hdr = 1;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            float *px = (float *)img.pixels + ((size_t)y * w + x) * 4;
+            const uint32_t bi = (y / 4) * ((w + 3) / 4) + x / 4, kind = bi % 5, lx = x % 4, ly = y % 4;
+            const float a = 0.25f * (float)(bi % 7 + 1), b = 3.0f + (float)(bi % 3);
+            for (int c = 0; c < 3; c++) {
+                const float ac = a * (float)(c + 1), bc = b / (float)(c + 1);
+                float v;
+                switch (kind) {
+                case 0: v = ac; break;
+                case 1: v = lx < 2 ? ac : bc; break;
+                case 2: v = ly < 2 ? ac : bc; break;
+                case 3: v = ((lx ^ ly) & 1) ? ac : bc; break;
+                default: v = ac + 0.5f * (float)lx; break;
+                }
+                px[c] = v;
+            }
+            px[3] = 1.0f;
+        }
+    return img;
+}
+
+/* A test case: the crop (or the synthetic image when c->file is NULL; ties_image when it is "#ties"); for SFLOAT (sf) the crops get signed data:
  * the red and blue channels of every third texel negated (blue also scaled by 1/4). */
 static kiln_image load_case(kiln_context *ctx, const crop_spec *c, int sf)
 {
-    kiln_image img = c->file ? load_crop(ctx, c->file, c->x, c->y, c->w, c->h) : synthetic(ctx, c->w, c->h);
+    kiln_image img = c->file && !strcmp(c->file, "#ties") ? ties_image(ctx, c->w, c->h)
+                     : c->file                             ? load_crop(ctx, c->file, c->x, c->y, c->w, c->h)
+                                                           : synthetic(ctx, c->w, c->h);
     if (sf && c->file)
         for (size_t i = 0; i < (size_t)img.width * img.height; i += 3) {
             ((float *)img.pixels)[i * 4] = -((float *)img.pixels)[i * 4];
@@ -734,6 +767,7 @@ static void high_opt_variants(void **state)
         {"hdr/qtcreator_preview_studio_256x128.hdr", 130, 20, 27, 13},
         {"hdr/blender_city_1024x512.exr", 700, 100, 25, 17},
         {NULL, 0, 0, 23, 13}, /* synthetic */
+        {"#ties", 0, 0, 20, 12}, /* exact ties in the rankings (helper bc6hk) */
     };
     /* 8 lanes: each new bit alone (with the default 7), all of them but RECOMP (1007), LINE without bit 1 (88:
      * bits 3 and 4 ignored); SF16 (each variant is another pipeline, ~3 s to compile on lavapipe): 1007 and 88;
@@ -741,11 +775,12 @@ static void high_opt_variants(void **state)
      * bytes for SF16 (4096^2 bench image; UF16 the same), its sums are not guaranteed to compile to the
      * default's */
     /* {OPT, kernel B's OPT (KILN_BC6H_HIGH_OPT_B; NULL: OPT)}: bits that act only in kernel A (5 LEAN3, 6 LINE, 7 PAIR3,
-     * 8 RANKV, 9 PAIR1, 12 MERGE3: "7" is the former default, rank counting) run with kernel B's default pipeline (the
-     * default OPT 4103), RECOMP (bit 4, kernel B only) with kernel A's: the same code as OPT = that value in both kernels,
-     * each kernel compiled once. SF16: the first three. */
-    static const char *opts8[][2] = {{"1007", NULL}, {"88", NULL}, {"7", "4103"}, {"15", NULL}, {"4103", "4119"}, {"39", "4103"},
-                                     {"71", "4103"}, {"135", "4103"}, {"263", "4103"}, {"519", "4103"}};
+     * 8 RANKV, 9 PAIR1, 12 MERGE3: "7" is the former default, rank counting) run with kernel B's default pipeline (OPT_B
+     * 5127 = 4103 + NE2 since helper bc6hk; the host compiles kernel B without the kernel-A-only bits), RECOMP (bit 4, kernel
+     * B only) with kernel A's: the same code as OPT = that value in both kernels, each kernel compiled once. {"7", "4103"}:
+     * kernel A without MERGE3 and kernel B without NE2 (the former default's kernel B) against the default. SF16: the first three. */
+    static const char *opts8[][2] = {{"1007", NULL}, {"88", NULL}, {"7", "4103"}, {"15", NULL}, {"4103", "4119"}, {"39", "5127"},
+                                     {"71", "5127"}, {"135", "5127"}, {"263", "5127"}, {"519", "5127"}};
     static const char *opts_other[][2] = {{"1007", NULL}};
     static const char *lane_list[] = {"8", "4", "16"};
     unsetenv("KILN_BC6H_GPU_EXACT");
@@ -788,8 +823,8 @@ static void high_opt_variants(void **state)
                 }
             }
             unsetenv("KILN_BC6H_HIGH_LANES");
-            if (k == 0 && !sf) { /* bits above 12: refused */
-                setenv("KILN_BC6H_HIGH_OPT", "8192", 1);
+            if (k == 0 && !sf) { /* bits above 13: refused */
+                setenv("KILN_BC6H_HIGH_OPT", "16384", 1);
                 assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size), KILN_ERR_INVALID_ARGUMENT);
                 unsetenv("KILN_BC6H_HIGH_OPT");
             }
@@ -1036,8 +1071,8 @@ static void high_prof_aroll(void **state)
         setenv("KILN_BC6H_HIGH_TRIM", "2", 1);
         if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT) fail_msg("KILN_BC6H_HIGH_TRIM=2: not refused");
         unsetenv("KILN_BC6H_HIGH_TRIM");
-        setenv("KILN_BC6H_HIGH_OPT_B", "8192", 1);
-        if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT) fail_msg("KILN_BC6H_HIGH_OPT_B=8192: not refused");
+        setenv("KILN_BC6H_HIGH_OPT_B", "16384", 1);
+        if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT) fail_msg("KILN_BC6H_HIGH_OPT_B=16384: not refused");
         unsetenv("KILN_BC6H_HIGH_OPT_B");
         setenv("KILN_BC6H_HIGH_AUNROLL", "yes", 1);
         if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT) fail_msg("KILN_BC6H_HIGH_AUNROLL=yes: not refused");

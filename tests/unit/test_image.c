@@ -1054,6 +1054,198 @@ static void exr_written_by_cxx(void **state)
 }
 #endif
 
+/* ---------------------------------------------------------------- fast readers vs stb_image -- */
+
+/* kiln's own BMP path and the libpng PNG path (KILN_PNG_LIBPNG=1) against stb_image (KILN_BMP_FAST=0 / default):
+ * the same pixels, channels and flags, from memory and (BMP: rows read on 4 threads) from a file;
+ * the same status where either fails. */
+static void load_both_ways_ref(kiln_context *ctx, kiln_context *ctx4, const uint8_t *d, size_t n, const uint8_t *ref,
+                               size_t nref, const char *var, const char *what)
+{
+    /* var=0 (BMP) or unset (PNG): stb_image; then kiln's path (unset / var=1) */
+    kiln_image a, b;
+    const int png = !strcmp(var, "KILN_PNG_LIBPNG");
+    if (!png) setenv(var, "0", 1);
+    kiln_status sb = kiln_image_load_memory(ctx, ref, nref, &b);
+    if (png) setenv(var, "1", 1);
+    else unsetenv(var);
+    kiln_status sa = kiln_image_load_memory(ctx, d, n, &a);
+    if (sa != sb) fail_msg("%s: status %d, stb_image's %d (%s)", what, sa, sb, kiln_last_error(ctx));
+    if (png && sa != KILN_OK) unsetenv(var);
+    if (sa == KILN_OK) {
+        assert_int_equal(a.width, b.width);
+        assert_int_equal(a.height, b.height);
+        assert_int_equal(a.type, b.type);
+        assert_int_equal(a.channels, b.channels);
+        assert_int_equal(a.srgb, b.srgb);
+        if (memcmp(a.pixels, b.pixels, img_bytes(&a))) fail_msg("%s: pixels differ from stb_image's", what);
+        char path[4096];
+        snprintf(path, sizeof path, "%s", kt_tmp("fast.img"));
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(d, 1, n, f), n);
+        fclose(f);
+        kiln_image c;
+        assert_int_equal(kiln_image_load(ctx4, path, &c), KILN_OK);
+        if (memcmp(c.pixels, b.pixels, img_bytes(&b)) || c.channels != b.channels)
+            fail_msg("%s: file path differs from stb_image", what);
+        kiln_image_free(&c);
+        if (png) unsetenv(var);
+        unlink(path);
+        kiln_image_free(&a);
+        kiln_image_free(&b);
+    }
+}
+
+static void load_both_ways(kiln_context *ctx, kiln_context *ctx4, const uint8_t *d, size_t n, const char *var,
+                           const char *what)
+{
+    load_both_ways_ref(ctx, ctx4, d, n, d, n, var, what);
+}
+
+static void put_le(uint8_t *p, uint32_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void png_w_cb(png_structp p, png_bytep d, size_t n) { membuf_write(png_get_io_ptr(p), d, (int)n); }
+static void png_w_flush(png_structp p) { (void)p; }
+
+/* A PNG of colour type ct, depth, optional tRNS and Adam7, samples from the rng. */
+static int write_png_variant(membuf *m, uint32_t w, uint32_t h, int ct, int depth, int trns, int il, kt_rng *r)
+{
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    static const int samples[7] = {1, 0, 3, 1, 2, 0, 4};
+    size_t rb = ((size_t)w * (size_t)samples[ct] * (size_t)depth + 7) / 8;
+    uint8_t *rows = malloc(rb * h);
+    png_bytep *rp = malloc(sizeof *rp * h);
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(rows);
+        free(rp);
+        return 0;
+    }
+    png_set_write_fn(png, m, png_w_cb, png_w_flush);
+    png_set_IHDR(png, info, w, h, depth, ct, il ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    kt_rng_bytes(r, rows, rb * h);
+    png_color pal[16];
+    png_byte palpha[16];
+    png_color_16 tc;
+    memset(&tc, 0, sizeof tc);
+    if (ct == 3) {
+        for (int i = 0; i < 16; i++) pal[i].red = (png_byte)(i * 16), pal[i].green = (png_byte)(255 - i * 9), pal[i].blue = (png_byte)(i * 5), palpha[i] = (png_byte)(i * 17);
+        png_set_PLTE(png, info, pal, 1 << (depth > 4 ? 4 : depth));
+        /* indices within the palette */
+        if (depth == 8)
+            for (size_t i = 0; i < rb * h; i++) rows[i] &= 15;
+        if (trns) png_set_tRNS(png, info, palpha, 1 << (depth > 4 ? 3 : depth - 1), NULL);
+    } else if (trns) {
+        /* a colour that occurs: the first pixel's */
+        const int mx = (1 << depth) - 1;
+        if (depth == 16) tc.gray = tc.red = (png_uint_16)(rows[0] << 8 | rows[1]);
+        else if (depth == 8) tc.gray = tc.red = rows[0];
+        else tc.gray = (png_uint_16)((rows[0] >> (8 - depth)) & mx);
+        if (ct == 2) {
+            tc.green = depth == 16 ? (png_uint_16)(rows[2] << 8 | rows[3]) : rows[1];
+            tc.blue = depth == 16 ? (png_uint_16)(rows[4] << 8 | rows[5]) : rows[2];
+        }
+        png_set_tRNS(png, info, NULL, 0, &tc);
+    }
+    png_write_info(png, info);
+    for (uint32_t y = 0; y < h; y++) rp[y] = rows + rb * y;
+    png_write_image(png, rp);
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
+    free(rows);
+    free(rp);
+    return 1;
+}
+
+static void fast_readers_match_stb(void **state)
+{
+    (void)state;
+    kiln_context *ctx = kt_context(1, KILN_BACKEND_CPU), *ctx4 = kt_context(4, KILN_BACKEND_CPU);
+    kt_rng r;
+    kt_rng_seed(&r, 7);
+    /* BMP: 24-bit (BITMAPCOREHEADER, INFO, V5) and 32-bit BI_RGB, bottom-up and top-down, padded rows,
+     * 32-bit alpha varied and all zero; 300 rows so the file path's rows span several chunks */
+    static const uint32_t hszs[] = {12, 40, 108, 124};
+    static const uint32_t widths[] = {1, 7, 130};
+    for (size_t hi = 0; hi < 4; hi++)
+        for (int bpp = 24; bpp <= 32; bpp += 8)
+            for (int down = 0; down < 2; down++)
+                for (size_t wi = 0; wi < 3; wi++)
+                    for (int zero_a = 0; zero_a < 2; zero_a++) {
+                        const uint32_t hsz = hszs[hi], w = widths[wi], h = wi == 2 ? 300 : 5;
+                        if ((hsz == 12 && (bpp == 32 || down)) || (bpp == 24 && zero_a)) continue;
+                        const size_t stride = ((size_t)w * (size_t)bpp / 8 + 3) & ~(size_t)3, off = 14 + hsz;
+                        const size_t n = off + stride * h;
+                        uint8_t *d = calloc(1, n);
+                        d[0] = 'B', d[1] = 'M';
+                        put_le(d + 2, (uint32_t)n, 4);
+                        put_le(d + 10, (uint32_t)off, 4);
+                        put_le(d + 14, hsz, 4);
+                        if (hsz == 12) {
+                            put_le(d + 18, w, 2), put_le(d + 20, h, 2), put_le(d + 22, 1, 2), put_le(d + 24, (uint32_t)bpp, 2);
+                        } else {
+                            put_le(d + 18, w, 4), put_le(d + 22, down ? (uint32_t)-(int32_t)h : h, 4);
+                            put_le(d + 26, 1, 2), put_le(d + 28, (uint32_t)bpp, 2);
+                        }
+                        kt_rng_bytes(&r, d + off, stride * h);
+                        if (zero_a)
+                            for (size_t y = 0; y < h; y++)
+                                for (size_t x = 0; x < w; x++) d[off + y * stride + x * 4 + 3] = 0;
+                        char what[96];
+                        snprintf(what, sizeof what, "BMP hsz %u bpp %d %s w %u%s", hsz, bpp, down ? "top-down" : "bottom-up",
+                                 w, zero_a ? " alpha 0" : "");
+                        if (down) {
+                            /* stb_image 2.27 rejects top-down BMPs (its info call returns the negative height):
+                             * the reference is the same picture stored bottom-up */
+                            uint8_t *up = malloc(n);
+                            memcpy(up, d, off);
+                            put_le(up + 22, h, 4);
+                            for (size_t y = 0; y < h; y++) memcpy(up + off + y * stride, d + off + (h - 1 - y) * stride, stride);
+                            load_both_ways_ref(ctx, ctx4, d, n, up, n, "KILN_BMP_FAST", what);
+                            free(up);
+                        } else {
+                            load_both_ways(ctx, ctx4, d, n, "KILN_BMP_FAST", what);
+                        }
+                        /* not taken by the fast path (stb_image decides): planes 2, a gap before the pixels */
+                        if (hsz == 40 && wi == 1) {
+                            put_le(d + 26, 2, 2);
+                            load_both_ways(ctx, ctx4, d, n, "KILN_BMP_FAST", "BMP planes 2");
+                            put_le(d + 26, 1, 2);
+                            put_le(d + 10, (uint32_t)off - 2, 4);
+                            load_both_ways(ctx, ctx4, d, n, "KILN_BMP_FAST", "BMP offset inside the header");
+                        }
+                        free(d);
+                    }
+    /* PNG: every colour type and depth, with and without tRNS, Adam7 */
+    static const int cts[] = {0, 2, 3, 4, 6};
+    for (size_t ci = 0; ci < 5; ci++)
+        for (int depth = 1; depth <= 16; depth *= 2)
+            for (int trns = 0; trns < 2; trns++)
+                for (int il = 0; il < 2; il++) {
+                    const int ct = cts[ci];
+                    if ((ct == 3 && depth == 16) || (ct != 0 && ct != 3 && depth < 8) || (trns && (ct == 4 || ct == 6)))
+                        continue;
+                    membuf m = {0};
+                    assert_true(write_png_variant(&m, 19, 11, ct, depth, trns, il, &r));
+                    char what[96];
+                    snprintf(what, sizeof what, "PNG type %d depth %d%s%s", ct, depth, trns ? " tRNS" : "", il ? " Adam7" : "");
+                    load_both_ways(ctx, ctx4, m.data, m.size, "KILN_PNG_LIBPNG", what);
+                    /* a broken CRC and a truncated IDAT: the same result as stb_image's */
+                    m.data[29] ^= 0x55; /* IHDR's CRC */
+                    load_both_ways(ctx, ctx4, m.data, m.size, "KILN_PNG_LIBPNG", "PNG bad CRC");
+                    m.data[29] ^= 0x55;
+                    free(m.data);
+                }
+    kiln_context_free(ctx4);
+    kiln_context_free(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1062,6 +1254,7 @@ int main(void)
         cmocka_unit_test(exr_from_ldr),      cmocka_unit_test(jpeg_tga_bmp),   cmocka_unit_test(truncated_files),
         cmocka_unit_test(random_bytes),      cmocka_unit_test(huge_headers),   cmocka_unit_test(load_errors),
         cmocka_unit_test(save_errors),       cmocka_unit_test(convert),        cmocka_unit_test(exr_threads),
+        cmocka_unit_test(fast_readers_match_stb),
 #ifdef KILN_HAVE_OPENEXR_CXX
         cmocka_unit_test(exr_written_by_cxx),
 #endif

@@ -59,8 +59,8 @@ static void help(void)
            "                        else the CPU), cpu, vulkan (fails if no device or no GPU encoder), or\n"
            "                        both: the CPU and the GPU encode the images of a batch side by side\n"
            "                        (formats without a GPU encoder run on the CPU; the same bytes; with\n"
-           "                        --mips it acts as auto); the CPU starts on the first images while the\n"
-           "                        GPU device starts\n"
+           "                        --mips it acts as auto); the CPU starts on the first images (a large\n"
+           "                        one in strips, the device takes the rest) while the GPU device starts\n"
            "  --device N            the Vulkan device to use ('kiln devices' lists them)\n"
            "  --gpu-strategy S      kiln (default) or seed (the betsy / cluster-fit paper designs, for comparison)\n"
            "  --progress auto|always|never   progress bar on stderr (auto: when it is a terminal)\n"
@@ -276,6 +276,61 @@ static void *teardown_main(void *user)
     return NULL;
 }
 
+/* A chunk's output files written on up to `threads` threads (each with its own CPU context),
+ * outputs in any order; status[k] per output. Several files written at once overlap their system calls
+ * (create, write, rename: ~0.3 ms a file on the H100 host); KILN_PARALLEL_WRITE=0: one by one. */
+typedef struct write_job {
+    kiln_texture *tex;
+    const char *const *paths; /* per output */
+    const kiln_save_params *sp;
+    kiln_status *status;
+    uint32_t n, worker_threads; /* each worker's context: the threads / workers (zstd runs levels in parallel) */
+    atomic_uint next;
+} write_job;
+
+static void *write_worker(void *user)
+{
+    write_job *j = user;
+    kiln_context_params cp;
+    kiln_context_params_init(&cp);
+    cp.threads = j->worker_threads;
+    cp.backend = KILN_BACKEND_CPU;
+    kiln_context *wc = NULL;
+    kiln_status cst = kiln_context_create(&cp, &wc);
+    for (;;) {
+        uint32_t k = atomic_fetch_add(&j->next, 1u);
+        if (k >= j->n) break;
+        if (cst != KILN_OK) {
+            j->status[k] = cst;
+            continue;
+        }
+        kiln_save_params sp = *j->sp;
+        sp.container = !strcasecmp(extension(j->paths[k]), ".dds") ? KILN_CONTAINER_DDS : KILN_CONTAINER_KTX2;
+        j->status[k] = kiln_texture_save(wc, &j->tex[k], j->paths[k], &sp);
+    }
+    kiln_context_free(wc);
+    return NULL;
+}
+
+/* Returns 0 when every output was written; else the first failing output's index + 1 (status[] has
+ * each output's; the caller saves the failed ones again on its own context, in order, for the message). */
+static uint32_t write_parallel(kiln_texture *tex, const char *const *paths, uint32_t n, const kiln_save_params *sp,
+                               kiln_status *status, uint32_t threads)
+{
+    pthread_t th[32];
+    uint32_t nt = threads < n ? threads : n, started = 0;
+    if (nt > 32) nt = 32;
+    write_job j = {tex, paths, sp, status, n, threads / nt > 1 ? threads / nt : 1, 0};
+    atomic_init(&j.next, 0u);
+    for (uint32_t t = 1; t < nt; t++)
+        if (pthread_create(&th[started], NULL, write_worker, &j) == 0) started++;
+    write_worker(&j); /* this thread writes too, and finishes the queue if no thread started */
+    for (uint32_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+    for (uint32_t k = 0; k < n; k++)
+        if (status[k] != KILN_OK) return k + 1;
+    return 0;
+}
+
 /* The next chunk's loading, on its own thread (and its own context for the message). */
 typedef struct prefetch_job {
     kiln_context *ctx;
@@ -290,6 +345,34 @@ static void *prefetch_main(void *user)
     prefetch_job *p = user;
     p->st = load_images(p->ctx, p->inputs, p->n, p->imgs, p->threads);
     return NULL;
+}
+
+/* Rows [y0, y1) of img (y0 a multiple of every format's block height) encoded on ctx into the matching
+ * block rows of out[0 .. nfmt-1] (allocated here for the whole image when y0 == 0): blocks are encoded
+ * independently, so the bytes are those of encoding the whole image at once. --backend both uses it to
+ * encode a large image in strips on the CPU while the device starts, and the rest on the GPU. */
+static kiln_status encode_rows(kiln_context *ctx, const kiln_image *img, uint32_t y0, uint32_t y1,
+                               const kiln_encode_params *eps, uint32_t nfmt, kiln_texture *out)
+{
+    kiln_texture part[MAX_FORMATS];
+    kiln_image view = *img;
+    view.pixels = (uint8_t *)img->pixels + (size_t)y0 * img->width * 4 * (size_t)img->type;
+    view.height = y1 - y0;
+    kiln_status st = KILN_OK;
+    for (uint32_t f = 0; f < nfmt && st == KILN_OK && y0 == 0; f++)
+        st = kiln_texture_alloc(ctx, &out[f], eps[f].format, img->width, img->height, 1, 1, 1);
+    if (st == KILN_OK) st = kiln_encode_batch(ctx, &view, 1, eps, nfmt, 0, part);
+    for (uint32_t f = 0; f < nfmt && st == KILN_OK; f++) {
+        const kiln_format_info *fi = kiln_format_get_info(eps[f].format);
+        size_t full = 0, psz = 0;
+        uint8_t *dst = kiln_texture_image(&out[f], 0, 0, 0, &full);
+        const uint8_t *src = kiln_texture_image(&part[f], 0, 0, 0, &psz);
+        const size_t brows = (img->height + fi->block_height - 1) / fi->block_height, row = full / brows;
+        memcpy(dst + (size_t)(y0 / fi->block_height) * row, src, psz);
+    }
+    if (st == KILN_OK)
+        for (uint32_t f = 0; f < nfmt; f++) kiln_texture_free(&part[f]);
+    return st;
 }
 
 int kiln_cmd_compress(int argc, char **argv)
@@ -418,7 +501,8 @@ done_args:
     int abandon = 0, fast_exit = 0;
     /* --timings: phase times (s), and the device thread's job */
     double tm_read = 0.0, tm_wait = 0.0, tm_write = 0.0, tm_encode = 0.0, tm_load_wait = 0.0;
-    double tm_kernel = 0.0, tm_early = 0.0;
+    double tm_kernel = 0.0, tm_early = 0.0, tm_rest = 0.0;
+    uint32_t early_strips = 0, rest_rows = 0; /* --backend both: strips of a large image on the CPU, rows left */
     int kernel_known = 0;
     uint32_t early_images = 0;
     warm_job wj;
@@ -435,6 +519,11 @@ done_args:
     }
     prefetch_job pf;
     memset(&pf, 0, sizeof pf);
+    int write_par = 1;
+    {
+        const char *pw = getenv("KILN_PARALLEL_WRITE");
+        write_par = !(pw && !strcmp(pw, "0"));
+    }
 #define FAIL_USAGE(...)                                                                                      \
     do {                                                                                                     \
         rc = kiln_cli_usage_error(cmd, __VA_ARGS__);                                                         \
@@ -549,9 +638,10 @@ done_args:
     double total_secs = 0.0, total_pix = 0.0;
     uint32_t written = 0, want = 1, n = 0;
     {
+        /* all threads: the first image is read on it (a large BMP's rows are converted in parallel) */
         kiln_context_params cp;
         kiln_context_params_init(&cp);
-        cp.threads = 1;
+        cp.threads = kiln_context_threads(ctx);
         cp.backend = KILN_BACKEND_CPU;
         if (st == KILN_OK && kiln_context_create(&cp, &pf.ctx) != KILN_OK) st = KILN_ERR_OUT_OF_MEMORY;
     }
@@ -571,6 +661,21 @@ done_args:
         wj.fp = !strcasecmp(ext0, ".exr") || !strcasecmp(ext0, ".hdr");
     }
     uint32_t pre = 0; /* images of the first chunk encoded on the CPU while the device started (both) */
+    uint32_t strip_y = 0; /* image `pre`: rows encoded in strips so far */
+    /* KILN_EARLY_STRIPS: 0 = whole images only; ROWS[:MAX] (tests) = strips of ROWS rows (rounded up to 16)
+     * for any image of 2 strips or more, and at most MAX strips before the CPU stops and waits for the device */
+    int strips = 1;
+    uint32_t strip_rows = 0, strip_max = UINT32_MAX;
+    {
+        const char *es = getenv("KILN_EARLY_STRIPS");
+        if (es && !strcmp(es, "0")) strips = 0;
+        else if (es && es[0] >= '1' && es[0] <= '9') {
+            char *end = NULL;
+            unsigned long r = strtoul(es, &end, 10);
+            strip_rows = r > 65536 ? 65536u : ((uint32_t)r + 15u) & ~15u;
+            if (end && *end == ':') strip_max = (uint32_t)strtoul(end + 1, NULL, 10);
+        }
+    }
     const double t_load0 = now_s();
     int warming = st == KILN_OK && c.ctx_params.backend != KILN_BACKEND_CPU &&
                   pthread_create(&warm, NULL, warm_gpu, &wj) == 0;
@@ -612,21 +717,51 @@ done_args:
                         continue;
                     }
                 }
-                st = kiln_encode_batch(early_ctx, &imgs[pre], 1, eps, nfmt, 0, &tex[(size_t)pre * nfmt]);
+                /* a large image in strips (KILN_EARLY_STRIPS=0: whole): the device may come up
+                 * meanwhile; the GPU then takes the rest of the image (below) */
+                const kiln_image *im = &imgs[pre];
+                if (early_strips >= strip_max) {
+                    early = 0; /* (tests) the device takes the rest */
+                    continue;
+                }
+                if (strips && (strip_rows ? im->height >= 2 * strip_rows
+                                          : im->height >= 256 && (uint64_t)im->width * im->height >= (1u << 20))) {
+                    uint32_t s = strip_rows ? strip_rows : (im->height / 32 + 15) & ~15u;
+                    uint32_t y1 = strip_y + (s < 16 ? 16 : !strip_rows && s < 64 ? 64 : s);
+                    if (y1 > im->height) y1 = im->height;
+                    st = encode_rows(early_ctx, im, strip_y, y1, eps, nfmt, &tex[(size_t)pre * nfmt]);
+                    strip_y = y1;
+                    early_strips++;
+                } else {
+                    st = kiln_encode_batch(early_ctx, im, 1, eps, nfmt, 0, &tex[(size_t)pre * nfmt]);
+                    strip_y = im->height;
+                }
                 if (st != KILN_OK) {
+                    if (strip_y > 0) for (uint32_t f = 0; f < nfmt; f++) kiln_texture_free(&tex[(size_t)pre * nfmt + f]);
+                    strip_y = 0;
                     err_ctx = early_ctx;
                     for (size_t t = 0; t < (size_t)pre * nfmt; t++) kiln_texture_free(&tex[t]);
                     for (uint32_t i = 0; i < n; i++) kiln_image_free(&imgs[i]);
                     pre = 0;
                     break;
                 }
-                pre++;
+                if (strip_y >= im->height) {
+                    pre++;
+                    strip_y = 0;
+                }
                 tm_early += now_s() - te;
                 continue;
             }
             if (!load_ahead || n >= cap || n >= ninputs) break;
             uint32_t m = (uint32_t)(cap - n) < ninputs - n ? (uint32_t)(cap - n) : ninputs - n;
-            if (m > pf.threads) m = pf.threads; /* small steps: stop soon after the device is ready */
+            /* steps of 3 images a thread (load_images takes at most 64): small enough to stop soon after
+             * the device is ready, large enough that one slow image (or a core the device thread holds)
+             * does not idle the other threads at each step's join, as steps of 1 a thread did (H100:
+             * 256 PNGs read in 190-205 ms where the decoding alone is ~115 ms on 16 threads) */
+            const char *lsv = getenv("KILN_LOAD_STEP"); /* images a thread per step (bench: 1 = before) */
+            const uint32_t per = lsv && lsv[0] >= '1' && lsv[0] <= '4' && !lsv[1] ? (uint32_t)(lsv[0] - '0') : 3;
+            uint32_t step = pf.threads * per < 64 ? pf.threads * per : 64;
+            if (m > step) m = step;
             st = load_images(pf.ctx, inputs + n, m, imgs + n, pf.threads);
             if (st != KILN_OK) {
                 for (size_t t = 0; t < (size_t)pre * nfmt; t++) kiln_texture_free(&tex[t]);
@@ -669,7 +804,18 @@ done_args:
                 for (uint32_t f = 0; f < nfmt && st == KILN_OK; f++)
                     st = kiln_encode_mips(ctx, &imgs[i], &eps[f], &mp, &tex[i * nfmt + f]);
         } else {
-            if (n > pre) {
+            if (strip_y > 0 && n > pre) { /* the rest of an image begun in strips on the CPU: on the device */
+                const double tr = now_s();
+                st = encode_rows(ctx, &imgs[pre], strip_y, imgs[pre].height, eps, nfmt, &tex[(size_t)pre * nfmt]);
+                tm_rest += now_s() - tr;
+                if (st != KILN_OK)
+                    for (uint32_t f = 0; f < nfmt; f++) kiln_texture_free(&tex[(size_t)pre * nfmt + f]);
+                rest_rows = imgs[pre].height - strip_y;
+                strip_y = 0;
+                pre++;
+                batch_called = 1;
+            }
+            if (st == KILN_OK && n > pre) {
                 st = kiln_encode_batch(ctx, imgs + pre, n - pre, eps, nfmt, both ? KILN_ENCODE_BATCH_SPLIT : 0,
                                        tex + (size_t)pre * nfmt);
                 batch_called = 1;
@@ -714,6 +860,22 @@ done_args:
                 for (uint32_t l = 0; l < tex[i * nfmt + f].levels; l++)
                     chunk_pix += (double)kiln_level_dim(imgs[i].width, l) * kiln_level_dim(imgs[i].height, l);
         total_pix += chunk_pix;
+        /* several outputs: written on all threads first (wst: each one's status), then the loop below
+         * reports them in order (and saves a failed one again on save_ctx for its message) */
+        uint32_t par_n = 0;
+        kiln_status *wst = NULL;
+        if (st == KILN_OK && n * nfmt > 1 && pf.threads > 1 && write_par) {
+            par_n = n * nfmt;
+            const char **paths = malloc(sizeof *paths * par_n);
+            wst = malloc(sizeof *wst * par_n);
+            if (paths && wst) {
+                for (uint32_t k = 0; k < par_n; k++) paths[k] = out_names + ((size_t)i0 * nfmt + k) * ncap;
+                (void)write_parallel(tex, paths, par_n, &sp, wst, pf.threads);
+            } else {
+                par_n = 0;
+            }
+            free(paths);
+        }
         for (uint32_t i = 0; i < n && st == KILN_OK; i++)
             for (uint32_t f = 0; f < nfmt && st == KILN_OK; f++) {
                 const char *o = out_names + ((size_t)(i0 + i) * nfmt + f) * ncap;
@@ -721,7 +883,7 @@ done_args:
                 kiln_texture *t = &tex[i * nfmt + f];
                 /* ctx is the device thread's until joined, the teardown thread's after the last encode */
                 kiln_context *save_ctx = warming ? early_ctx : td_started ? wctx : ctx;
-                st = kiln_texture_save(save_ctx, t, o, &sp);
+                if (!par_n || wst[i * nfmt + f] != KILN_OK) st = kiln_texture_save(save_ctx, t, o, &sp);
                 if (st != KILN_OK) {
                     err_ctx = save_ctx;
                     break;
@@ -740,6 +902,7 @@ done_args:
                            secs > 0 ? chunk_pix / secs / 1e6 : 0.0, where);
                 }
             }
+        free(wst);
         tm_write += now_s() - t_w0;
         for (uint32_t t = 0; t < n * nfmt; t++) kiln_texture_free(&tex[t]);
         for (uint32_t i = 0; i < n; i++) kiln_image_free(&imgs[i]);
@@ -822,8 +985,10 @@ cleanup:
                     tm_encode * 1e3, tm_kernel, gt.alloc_ms, gt.allocs);
         else
             fprintf(stderr, "  %-14s %9.2f  (CPU)\n", "encode", tm_encode * 1e3);
-        fprintf(stderr, "  %-14s %9.2f  (%u image%s on the CPU while the device started: --backend both; in encode)\n",
-                "early cpu", tm_early * 1e3, early_images, early_images == 1 ? "" : "s");
+        fprintf(stderr, "  %-14s %9.2f  (%u image%s on the CPU while the device started: --backend both; in encode;"
+                " %u strips, the last image's other %u rows on the device in %.2f ms)\n",
+                "early cpu", tm_early * 1e3, early_images, early_images == 1 ? "" : "s", early_strips, rest_rows,
+                tm_rest * 1e3);
         fprintf(stderr, "  %-14s %9.2f\n", "later reads", tm_load_wait * 1e3);
         fprintf(stderr, "  %-14s %9.2f\n", "write", tm_write * 1e3);
         fprintf(stderr, "  %-14s %9.2f  (pipeline cache)\n", "cache save", tm_save * 1e3);
