@@ -58,6 +58,9 @@ layout(std430, binding = 2) readonly buffer Tab { uint t[]; } tab;
 #ifndef HL_SPLIT
 #define HL_SPLIT 0
 #endif
+#ifndef HL_LEANSH
+#define HL_LEANSH 0 // enc_bc6h_hawl.comp / enc_bc6h_hbl.comp: 1 (less shared memory; see the shared arrays)
+#endif
 #if HL_SPLIT == 1
 layout(std430, binding = 3) writeonly buffer Hand { uint h[]; } ho;
 #elif HL_SPLIT == 2
@@ -96,20 +99,32 @@ const bool TRANSPOSE = SUM2 && G >= 4u && !LSC;
 // OPT bit 3 (REFSH, with LSC): the refinement keeps its best state in shared memory instead of registers (the
 // best quantized endpoints in s_jq, this lane's best indices in s_jix, the last pass's in s_nix, the measured
 // errors in s_fe): fewer live values across the exact index choice
+#if HL_LEANSH
+const bool REFSH = false; // (not with HL_LEANSH: refused by the host)
+#else
 const bool REFSH = (OPT & 10u) == 10u; // bits 1 and 3
+#endif
 // OPT bit 4 (RECOMP, with LSC): the refinement's lanes recompute the 5 sums of each of their components from the
 // texels and the pass's indices (s_jix / s_nix) instead of every lane accumulating 30 normal-equation sums in the
 // exact index choice; the same additions in the same order (partials per lane gl of the group, then summed in
 // lane order): the same bytes on lavapipe, but NOT on the NVIDIA H200 for SF16 (2026-11-26; UF16 the same): the
 // driver may contract the recomputed products differently, so it stays off by default
+#if HL_LEANSH
+const bool RECOMP = false; // (not with HL_LEANSH: refused by the host)
+#else
 const bool RECOMP = (OPT & 18u) == 18u; // bits 1 and 4
+#endif
 // OPT bit 5 (LEAN3): the cheap scores keep key and code of a listed candidate in one integer and re-read the
 // fitted endpoints per variant (fewer live values in phase 3)
 const bool LEAN3 = (OPT & 32u) != 0u;
 // OPT bit 6 (LINE): the one-subset line's fit from phase 1's moments of the whole block (the same sums as
 // fit_subset's first pass over all texels), its axis in every lane, its projections strided over the lanes and
 // their min / max combined by lane 0 (exact): the 2P subset fits of phase 2 take one round at 8 lanes, not two
+#if HL_LEANSH
+const bool LINE = false; // (not with HL_LEANSH: refused by the host)
+#else
 const bool LINE = (OPT & 64u) != 0u;
+#endif
 // OPT bit 7 (PAIR3): the cheap scores of a lane's candidates n and n + NL in one pass over the texels (each
 // texel's target and weights read once from shared memory for both; each error computed as approx_err does),
 // listed in the same order
@@ -138,7 +153,29 @@ const bool AROLL = (OPT & 2048u) != 0u;
 // jobs in the same order (the rank counts compare every entry with all NL x MAXK: 16 x the work at 16 lanes)
 const bool MERGE3 = (OPT & 4096u) != 0u;
 // OPT bit 13 (BAL3; helper bc6hk, 2026-11-26) was phase 3 in two passes (the recentred variants strided over all lanes):
-// the same bytes, but 28.3 vs 24.0 ms (UF16 4096^2, H100): removed
+// the same bytes, but 28.3 vs 24.0 ms (UF16 4096^2, H100): removed.
+// OPT bit 13 is now BAL4 (helper bc6hk, 2026-11-26, second session): phase 4's last round when it has one job (K + 1 = 5
+// jobs on MG = 4 groups: job 4 alone on group 0, the other groups idle) spread over all MG groups: lane (grp, gl) chooses
+// the indices of texels gl + G i, i = grp, grp + MG, ... (the same per-texel code, ASSIGN_CORE), stashes each texel's
+// error and index in shared memory, and group 0's lane gl sums its texels' errors in the order assign_part does
+// (i = 0, 1, ...): the same partial errors and indices, one barrier more. Kernel A / the one kernel, phase 4 only
+const bool BAL4 = (OPT & 8192u) != 0u;
+// OPT bit 14 (U4; helper bc6hk, 2026-11-26): approx_err's texel loop (phase 3, the cheap scores) in rolled steps of 4 texels
+// unrolled (the rolled loop waits for each texel's shared loads; the full unroll of kernel A cost registers): the same
+// arithmetic per texel, summed in the same order. Kernel A / the one kernel, phase 3 only
+const bool U4 = (OPT & 16384u) != 0u;
+// OPT bit 15 (U4B; helper bc6hk): the same for phase 1's moment loops (the block's, each partition's) and fit_subset's two
+// texel loops (phase 2). Kernel A / the one kernel
+const bool U4B = (OPT & 32768u) != 0u;
+// (OPT bit 16, EXITB: the refinement's pass loop ended when no group of the workgroup refined any more; the same bytes, but
+// 24.27 vs 24.18 ms UF16, 24.77 vs 24.66 SF16 on the H100, 2026-11-26 19:2x: removed)
+// a texel loop in rolled steps of 4 unrolled texels (U4, U4B): TEXEL_LOOP4 { const uint t = ...; body }
+#define TEXEL_LOOP4 [[dont_unroll]] for (uint t4 = 0u; t4 < TEXEL_N; t4 += 4u) [[unroll]] for (uint j4 = 0u; j4 < 4u; j4++)
+// HL_LEANSH (enc_bc6h_hawl.comp / enc_bc6h_hbl.comp, KILN_BC6H_HIGH_LEANSH; helper bc6hk, 2026-11-26): less shared memory
+// per workgroup, the same arithmetic. Both kernels: the arrays of the OPT bits 3, 4 and 6 (REFSH, RECOMP, LINE; refused by
+// the host) one entry per block, a texel's log's x in s_W.w (s_W.w was unused) and its y, z in s_Lyz (vec2) instead of a
+// vec4 s_L. Kernel A (at 16 or more lanes): s_red as uvec2 (float bits; a list entry's key << 9 | code in .y) instead of
+// vec4: 8 instead of 16 bytes per entry
 
 // HL_TRIM (enc_bc6h_hat.comp / enc_bc6h_hbt.comp, KILN_BC6H_HIGH_TRIM=1; helper bc6hfast, 2026-11-26): each kernel of the
 // split declares the arrays only the other kernel uses with one entry per block (kernel A: the refinement's s_qn, s_rerr,
@@ -160,20 +197,38 @@ shared uint s_p2[32], s_a2[32];    // the two-subset partitions and their second
 // per block of the workgroup ([item][block]: the lanes of a warp that read the same item of
 // different blocks hit different banks)
 shared vec4 s_U[16][BPW];                 // targets minus texel 0's (xyz), mean fitting weight (w)
-shared vec4 s_W[16][BPW];                 // per-channel fitting weights
+shared vec4 s_W[16][BPW];                 // per-channel fitting weights (HL_LEANSH: .w = the log's x)
+#if HL_LEANSH && HL_SPLIT == 2
+shared float s_Lz[16][BPW];               // lean kernel B: the log's z (its y in s_U.w: kernel B has no use for the weight)
+#elif HL_LEANSH
+shared vec2 s_Lyz[16][BPW];               // the log's y, z
+#else
 shared vec4 s_L[16][BPW];                 // sign(v) ln(1 + |v|) of the targets
+#endif
 shared float s_ef[TRIM_B((MAXP + 1u) * 12u)][BPW]; // fitted endpoints (absolute) per slot: [slot * 12 + e * 3 + c]
 shared uint s_todo[TRIM_B(MAXP + 1u)][BPW];       // per slot: the modes to score (filter)
 shared uint s_ord[MAXP][BPW];             // the ranked partitions
-#if HL_SPLIT == 1
+#if HL_SPLIT == 1 && HL_LEANSH
+// lean kernel A: entry i .x a float's bits (phase 1: residual i; phase 3: list entry i's error; phase 4: endpoint value 2 i,
+// .y 2 i + 1; the partial errors at 30 + job * G + gl; BAL4's stash at 30 + MAXJ * G + texel), .y a list entry's key << 9 | code
+shared uvec2 s_red[LANES * 5u][BPW];
+#elif HL_SPLIT == 1
 // kernel A: only phases 1-4 (32 residuals, then 5 NL list entries, then <= 20 items): less shared memory
 shared vec4 s_red[LANES > 8u ? LANES * 5u : 40u][BPW];
 #else
 shared vec4 s_red[LANES * NRED][BPW];     // reductions and lists (phase-dependent)
 #endif
+#if HL_LEANSH && HL_SPLIT == 2
+// lean kernel B: the refined jobs' state by group (a job's storage index: the group that refines it; see sj, ws in main)
+shared uint s_jc[RG][BPW];
+shared int s_jq[RG * 12u][BPW];
+shared uvec2 s_jix[RG * (LANES / RG)][BPW];
+#else
 shared uint s_jc[MAXJ][BPW];              // the jobs' codes (slot | mode << 4 | variant << 8)
 shared int s_jq[MAXJ * 12u][BPW];         // the jobs' quantized endpoints [job * 12 + e * 3 + c]
-#ifdef HL_GFIX
+#endif
+#if HL_LEANSH && HL_SPLIT == 2
+#elif defined(HL_GFIX)
 shared uvec2 s_jix[MAXJ * G][BPW]; // the jobs' indices, per lane of a group
 #else
 shared uvec2 s_jix[MAXJ * (LANES / RG)][BPW]; // the jobs' indices, per lane of a group
@@ -183,12 +238,61 @@ shared int s_qn[TRIM_A(RG * 12u)][BPW];           // per group: the nearest quan
 shared uint s_out[4][BPW];                // the block, ORed from the lanes' parts
 shared vec4 s_tot[TRIM_A(TRANSPOSE ? RG * NRED : 1u)][BPW]; // per group: the summed reduction (TRANSPOSE)
 // (always declared: glslang's optimizer rejects these sizes as specialisation-constant expressions)
+#if HL_LEANSH
+shared int s_qf[1][BPW];
+shared uvec2 s_nix[1][BPW];
+shared float s_fe[1][BPW];
+shared vec2 s_lmm[1][BPW];
+#else
 shared int s_qf[TRIM_A(RG * 12u)][BPW]; // per group: the last pass's quantized endpoints (REFSH)
 shared uvec2 s_nix[TRIM_A(LANES)][BPW]; // per lane: the last pass's indices (REFSH, RECOMP)
 shared float s_fe[TRIM_B(MAXJ)][BPW];   // the measured jobs' errors (REFSH)
 shared vec2 s_lmm[TRIM_B(LANES)][BPW];  // per lane: min and max of the line's projections of its texels (LINE)
+#endif
 
 uint B; // this invocation's block in the workgroup
+
+// a texel's logs (HL_LEANSH: s_W.w and s_Lyz)
+vec3 texel_log(uint t)
+{
+#if HL_LEANSH && HL_SPLIT == 2
+    return vec3(s_W[t][B].w, s_U[t][B].w, s_Lz[t][B]);
+#elif HL_LEANSH
+    return vec3(s_W[t][B].w, s_Lyz[t][B]);
+#else
+    return s_L[t][B].xyz;
+#endif
+}
+// kernel A's s_red by use (HL_LEANSH: uvec2 entries): a float at entry i (phase 1's residuals), a list entry (value, key,
+// code), phase 4's quantized endpoint value i (of 60), phase 4's partial error j, BAL4's stash of texel t (error, index)
+#if HL_SPLIT == 1 && HL_LEANSH
+float red_x(uint i) { return uintBitsToFloat(s_red[i][B].x); }
+void red_set_x(uint i, float v) { s_red[i][B].x = floatBitsToUint(v); }
+vec3 red_ent(uint i)
+{
+    const uvec2 e = s_red[i][B];
+    return vec3(uintBitsToFloat(e.x), float(e.y >> 9), float(e.y & 511u));
+}
+void red_set_ent(uint i, vec3 v) { s_red[i][B] = uvec2(floatBitsToUint(v.x), uint(v.y) << 9 | uint(v.z)); }
+int red_q(uint i) { return int(s_red[i / 2u][B][i % 2u]); }
+void red_set_q(uint i, int v) { s_red[i / 2u][B][i % 2u] = uint(v); }
+float red_pe(uint j) { return uintBitsToFloat(s_red[30u + j][B].x); }
+void red_set_pe(uint j, float v) { s_red[30u + j][B].x = floatBitsToUint(v); }
+vec2 red_st(uint t) { const uvec2 e = s_red[30u + MAXJ * G + t][B]; return vec2(uintBitsToFloat(e.x), float(e.y)); }
+void red_set_st(uint t, float e, int bi) { s_red[30u + MAXJ * G + t][B] = uvec2(floatBitsToUint(e), uint(bi)); }
+#elif HL_SPLIT != 2
+float red_x(uint i) { return s_red[i][B].x; }
+void red_set_x(uint i, float v) { s_red[i][B].x = v; }
+vec3 red_ent(uint i) { return s_red[i][B].xyz; }
+void red_set_ent(uint i, vec3 v) { s_red[i][B].xyz = v; }
+int red_q(uint i) { return int(s_red[i / 3u][B][1u + i % 3u]); }
+void red_set_q(uint i, int v) { s_red[i / 3u][B][1u + i % 3u] = float(v); }
+float red_pe(uint j) { return s_red[j][B].x; }
+void red_set_pe(uint j, float v) { s_red[j][B].x = v; }
+// BAL4's stash: entries MAXJ * G + t (after phase 4's items; kernel A at 8 lanes has 40 entries, MAXJ * G + 16 <= 36)
+vec2 red_st(uint t) { return s_red[MAXJ * G + t][B].xy; }
+void red_set_st(uint t, float e, int bi) { s_red[MAXJ * G + t][B].xy = vec2(e, float(bi)); }
+#endif
 
 // a texel's half values (the CPU's input policy: NaN -> 0, UF16 negatives -> 0, clamped, -0 -> 0)
 // and its target in the unquantized domain
@@ -273,29 +377,45 @@ void fit_subset(uint mask, uint anchor, out vec3 e0, out vec3 e1)
     float sw = 0.0;
     vec3 s = vec3(0.0);
     float m[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-    TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
-        vec4 ut = s_U[t][B];
-        float v = ((mask >> t) & 1u) != 0u ? ut.w : 0.0;
-        vec3 vd = v * ut.xyz;
-        sw += v;
-        s += vd;
-        m[0] += vd.x * ut.x;
-        m[1] += vd.x * ut.y;
-        m[2] += vd.x * ut.z;
-        m[3] += vd.y * ut.y;
-        m[4] += vd.y * ut.z;
+#define FIT_TEXEL \
+        vec4 ut = s_U[t][B]; \
+        float v = ((mask >> t) & 1u) != 0u ? ut.w : 0.0; \
+        vec3 vd = v * ut.xyz; \
+        sw += v; \
+        s += vd; \
+        m[0] += vd.x * ut.x; \
+        m[1] += vd.x * ut.y; \
+        m[2] += vd.x * ut.z; \
+        m[3] += vd.y * ut.y; \
+        m[4] += vd.y * ut.z; \
         m[5] += vd.z * ut.z;
-    }
+    if (U4B)
+        TEXEL_LOOP4 {
+            const uint t = t4 + j4;
+            FIT_TEXEL
+        }
+    else
+        TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+            FIT_TEXEL
+        }
     vec3 mean, ax;
     fit_axis(sw, s, m, mean, ax);
     float tmin = 1.0 / 0.0, tmax = -1.0 / 0.0, tanchor = 0.0;
-    TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
-        float p = dot(s_U[t][B].xyz - mean, ax);
-        bool in_ = ((mask >> t) & 1u) != 0u;
-        tmin = in_ ? min(tmin, p) : tmin;
-        tmax = in_ ? max(tmax, p) : tmax;
+#define PROJ_TEXEL \
+        float p = dot(s_U[t][B].xyz - mean, ax); \
+        bool in_ = ((mask >> t) & 1u) != 0u; \
+        tmin = in_ ? min(tmin, p) : tmin; \
+        tmax = in_ ? max(tmax, p) : tmax; \
         if (t == anchor) tanchor = p;
-    }
+    if (U4B)
+        TEXEL_LOOP4 {
+            const uint t = t4 + j4;
+            PROJ_TEXEL
+        }
+    else
+        TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+            PROJ_TEXEL
+        }
     if (tanchor - tmin > tmax - tanchor) {
         float tmp = tmin;
         tmin = tmax;
@@ -318,14 +438,22 @@ float approx_err(uint mi, uint bits, ivec3 q[4], vec3 u0)
     float dd0 = dot(d0, d0), dd1 = dot(d1, d1);
     float i0 = dd0 > 0.0 ? n1 / dd0 : 0.0, i1 = dd1 > 0.0 ? n1 / dd1 : 0.0;
     float total = 0.0;
-    TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
-        bool s1 = ((bits >> t) & 1u) != 0u;
-        vec3 a = s1 ? a1 : a0, d = s1 ? d1 : d0;
-        vec3 ut = s_U[t][B].xyz;
-        float ic = clamp(round(dot(ut - a, d) * (s1 ? i1 : i0)), 0.0, n1);
-        vec3 r = a + d * (ic / n1) - ut;
+#define APPROX_TEXEL \
+        bool s1 = ((bits >> t) & 1u) != 0u; \
+        vec3 a = s1 ? a1 : a0, d = s1 ? d1 : d0; \
+        vec3 ut = s_U[t][B].xyz; \
+        float ic = clamp(round(dot(ut - a, d) * (s1 ? i1 : i0)), 0.0, n1); \
+        vec3 r = a + d * (ic / n1) - ut; \
         total += dot(s_W[t][B].xyz, r * r);
-    }
+    if (U4)
+        TEXEL_LOOP4 {
+            const uint t = t4 + j4;
+            APPROX_TEXEL
+        }
+    else
+        TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+            APPROX_TEXEL
+        }
     return total;
 }
 
@@ -453,8 +581,9 @@ void ne_pack(vec3 ne[10], float err, out vec4 r[NRED])
     r[7] = vec4(ne[9].yz, 0.0, err);
 }
 
-// the body of assign_part's texel loop (texel gl + G i), one copy for the unrolled and the rolled loop (AROLL)
-#define ASSIGN_TEXEL(i) \
+// the body of assign_part's texel loop (texel gl + G i), one copy for the unrolled and the rolled loop (AROLL) and BAL4's
+// spread last round (assign_tail): ASSIGN_CORE the texel's exact index choice (best, bi), ASSIGN_TEXEL with its sums
+#define ASSIGN_CORE(i) \
         const uint t = gl + G * i; \
         bool s1 = ((bits >> t) & 1u) != 0u; \
         ivec3 a = s1 ? a1 : a0, b = s1 ? b1 : b0; \
@@ -466,7 +595,7 @@ void ne_pack(vec3 ne[10], float err, out vec4 r[NRED])
         int ic = clamp(int(round(tp)), 0, lim); \
         int alt = clamp(tp > float(ic) ? ic + 1 : ic - 1, 0, lim); \
         ivec3 xt = ivec3(trunc((ut + u0) * k)); \
-        vec3 lt = s_L[t][B].xyz; \
+        vec3 lt = texel_log(t); \
         float best = 1.0 / 0.0; \
         int bi = 0; \
         [[unroll]] for (int j = 0; j < NEXACT; j++) { \
@@ -478,7 +607,9 @@ void ne_pack(vec3 ne[10], float err, out vec4 r[NRED])
                 best = e; \
                 bi = ii; \
             } \
-        } \
+        }
+#define ASSIGN_TEXEL(i) \
+        ASSIGN_CORE(i) \
         idx[i / 8u] |= uint(bi) << (4u * (i % 8u)); \
         total += best; \
         if (!NE2) ne_add(ne, s1, wt, ut, two, bi);
@@ -514,6 +645,36 @@ void assign_part(uint mi, uint bits, uint anc, ivec3 q[4], vec3 u0, uint gl, out
         }
     ne_pack(ne, total, r);
 }
+
+#if HL_SPLIT != 2
+// BAL4: assign_part's exact index choice of this lane's texels gl + G i, i = grp, grp + MG, ... (< TPL), each texel's error
+// and index stashed (red_set_st); group 0 sums them (assign_sum)
+void assign_tail(uint mi, uint bits, uint anc, ivec3 q[4], vec3 u0, uint gl, uint grp)
+{
+    const bool two = mi < 10u;
+    const uint epb = m_epb(mi);
+    const int n1 = two ? 7 : 15;
+    ivec3 a0 = unq3(q[0], epb), b0 = unq3(q[1], epb), a1 = unq3(q[2], epb), b1 = unq3(q[3], epb);
+    vec3 fa0 = vec3(a0) - u0, fd0 = vec3(b0 - a0), fa1 = vec3(a1) - u0, fd1 = vec3(b1 - a1);
+    const float k = BC6H_SF ? 31.0 / 32.0 : 31.0 / 64.0;
+    for (uint i = grp; i < TPL; i += MG) {
+        ASSIGN_CORE(i)
+        red_set_st(t, best, bi);
+    }
+}
+// BAL4: group 0's lane gl: the partial error and indices of its texels from the stash, summed as assign_part does
+float assign_sum(uint gl, out uvec2 idx)
+{
+    float total = 0.0;
+    idx = uvec2(0u);
+    [[unroll]] for (uint i = 0u; i < TPL; i++) {
+        const vec2 st = red_st(gl + G * i);
+        idx[i / 8u] |= uint(st.y) << (4u * (i % 8u));
+        total += st.x;
+    }
+    return total;
+}
+#endif
 
 // the least-squares endpoints (absolute) from the summed normal equations (enc_bc6h_h.comp's ls_fit)
 void ls_solve(vec4 r[NRED], vec3 u0, out vec3 ef[4])
@@ -640,6 +801,7 @@ void score_var1(uint n, uint slot, uint mi, vec3 u0, inout float kv[MAXK], inout
     list_add(e, n * 2u + 1u, slot | mi << 4 | 1u << 8, two, kv, kk, kc, lv, lk, lc);
 }
 
+#if HL_SPLIT != 2
 // MERGE3: the first MAXK entries (by (x, y)) of M sorted lists of MAXK entries at s_red[base + k * stride + i], k < M, i < MAXK
 // (M <= 8); out[i].xyz = entry i's value, key, code
 void merge_lists(uint base, uint stride, uint M, out vec3 outv[MAXK])
@@ -648,7 +810,7 @@ void merge_lists(uint base, uint stride, uint M, out vec3 outv[MAXK])
     vec3 head[8];
     [[unroll]] for (uint k = 0u; k < 8u; k++) {
         pos[k] = 0u;
-        head[k] = k < M ? s_red[base + k * stride][B].xyz : vec3(1.0 / 0.0, 1e30, 0.0);
+        head[k] = k < M ? red_ent(base + k * stride) : vec3(1.0 / 0.0, 1e30, 0.0);
     }
     [[unroll]] for (uint i = 0u; i < MAXK; i++) {
         uint bk = 0u;
@@ -662,10 +824,12 @@ void merge_lists(uint base, uint stride, uint M, out vec3 outv[MAXK])
         [[unroll]] for (uint k = 0u; k < 8u; k++)
             if (k == bk) {
                 pos[k]++;
-                head[k] = pos[k] < MAXK ? s_red[base + k * stride + pos[k]][B].xyz : vec3(1.0 / 0.0, 1e30, 0.0);
+                head[k] = pos[k] < MAXK ? red_ent(base + k * stride + pos[k]) : vec3(1.0 / 0.0, 1e30, 0.0);
             }
     }
 }
+
+#endif
 
 void main()
 {
@@ -695,9 +859,19 @@ void main()
         vec3 u = load_target(x, y, xv), w, l;
         float tw;
         texel_weights(xv, w, l, tw);
+#if HL_LEANSH && HL_SPLIT == 2
+        s_U[t][b] = vec4(u - u0, l.y);
+        s_W[t][b] = vec4(w, l.x);
+        s_Lz[t][b] = l.z;
+#elif HL_LEANSH
+        s_U[t][b] = vec4(u - u0, tw);
+        s_W[t][b] = vec4(w, l.x);
+        s_Lyz[t][b] = l.yz;
+#else
         s_U[t][b] = vec4(u - u0, tw);
         s_W[t][b] = vec4(w, 0.0);
         s_L[t][b] = vec4(l, 0.0);
+#endif
     }
     barrier();
 
@@ -708,18 +882,26 @@ void main()
     if (parts > 0u || LINE) {
         float swt = 0.0, mt[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         vec3 st = vec3(0.0);
-        TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
-            vec4 ut = s_U[t][b];
-            vec3 vd = ut.w * ut.xyz;
-            swt += ut.w;
-            st += vd;
-            mt[0] += vd.x * ut.x;
-            mt[1] += vd.x * ut.y;
-            mt[2] += vd.x * ut.z;
-            mt[3] += vd.y * ut.y;
-            mt[4] += vd.y * ut.z;
+#define MT_TEXEL \
+            vec4 ut = s_U[t][b]; \
+            vec3 vd = ut.w * ut.xyz; \
+            swt += ut.w; \
+            st += vd; \
+            mt[0] += vd.x * ut.x; \
+            mt[1] += vd.x * ut.y; \
+            mt[2] += vd.x * ut.z; \
+            mt[3] += vd.y * ut.y; \
+            mt[4] += vd.y * ut.z; \
             mt[5] += vd.z * ut.z;
-        }
+        if (U4B)
+            TEXEL_LOOP4 {
+                const uint t = t4 + j4;
+                MT_TEXEL
+            }
+        else
+            TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+                MT_TEXEL
+            }
         if (LINE) fit_axis(swt, st, mt, lmean, lax);
         if (parts > 0u && PAIR1)
         for (uint p = ln; p < 32u; p += 2u * NL) { // partitions p and p + NL (32 / NL is even)
@@ -761,9 +943,9 @@ void main()
                 m0B[i] = mt[i] - m1B[i];
             }
             float v = resid(swt - sw1, st - s11, m0) + resid(sw1, s11, m1);
-            s_red[p][b].x = isnan(v) ? 1.0 / 0.0 : v;
+            red_set_x(p, isnan(v) ? 1.0 / 0.0 : v);
             float vB = resid(swt - sw1B, st - s11B, m0B) + resid(sw1B, s11B, m1B);
-            s_red[pB][b].x = isnan(vB) ? 1.0 / 0.0 : vB;
+            red_set_x(pB, isnan(vB) ? 1.0 / 0.0 : vB);
         }
         else
         if (parts > 0u)
@@ -771,23 +953,31 @@ void main()
             uint bits = s_p2[p];
             float sw1 = 0.0, m1[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
             vec3 s11 = vec3(0.0);
-            TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
-                vec4 ut = s_U[t][b];
-                float v = ((bits >> t) & 1u) != 0u ? ut.w : 0.0;
-                vec3 vd = v * ut.xyz;
-                sw1 += v;
-                s11 += vd;
-                m1[0] += vd.x * ut.x;
-                m1[1] += vd.x * ut.y;
-                m1[2] += vd.x * ut.z;
-                m1[3] += vd.y * ut.y;
-                m1[4] += vd.y * ut.z;
+#define P1_TEXEL \
+                vec4 ut = s_U[t][b]; \
+                float v = ((bits >> t) & 1u) != 0u ? ut.w : 0.0; \
+                vec3 vd = v * ut.xyz; \
+                sw1 += v; \
+                s11 += vd; \
+                m1[0] += vd.x * ut.x; \
+                m1[1] += vd.x * ut.y; \
+                m1[2] += vd.x * ut.z; \
+                m1[3] += vd.y * ut.y; \
+                m1[4] += vd.y * ut.z; \
                 m1[5] += vd.z * ut.z;
-            }
+            if (U4B)
+                TEXEL_LOOP4 {
+                    const uint t = t4 + j4;
+                    P1_TEXEL
+                }
+            else
+                TEXEL_LOOP for (uint t = 0u; t < TEXEL_N; t++) {
+                    P1_TEXEL
+                }
             float m0[6];
             [[unroll]] for (int i = 0; i < 6; i++) m0[i] = mt[i] - m1[i];
             float v = resid(swt - sw1, st - s11, m0) + resid(sw1, s11, m1);
-            s_red[p][b].x = isnan(v) ? 1.0 / 0.0 : v;
+            red_set_x(p, isnan(v) ? 1.0 / 0.0 : v);
         }
     }
     barrier();
@@ -796,11 +986,11 @@ void main()
         float v[8];
         uint rk[8];
         [[unroll]] for (uint i = 0u; i < 8u; i++) {
-            v[i] = i < NP ? s_red[ln + NL * i][b].x : 0.0;
+            v[i] = i < NP ? red_x(ln + NL * i) : 0.0;
             rk[i] = 0u;
         }
         [[unroll]] for (uint q = 0u; q < 32u; q++) {
-            float o = s_red[q][b].x;
+            float o = red_x(q);
             [[unroll]] for (uint i = 0u; i < 8u; i++)
                 if (i < NP) rk[i] += (o < v[i] || (o == v[i] && q < ln + NL * i)) ? 1u : 0u;
         }
@@ -808,16 +998,16 @@ void main()
             if (i < NP && rk[i] < parts) s_ord[rk[i]][b] = ln + NL * i;
     } else if (parts > 0u)
         for (uint p = ln; p < 32u; p += NL) {
-            float v = s_red[p][b].x;
+            float v = red_x(p);
             uint rank = 0u;
             if ((OPT & 1u) != 0u) {
                 [[unroll]] for (uint q = 0u; q < 32u; q++) {
-                    float o = s_red[q][b].x;
+                    float o = red_x(q);
                     rank += (o < v || (o == v && q < p)) ? 1u : 0u;
                 }
             } else
                 for (uint q = 0u; q < 32u; q++) {
-                    float o = s_red[q][b].x;
+                    float o = red_x(q);
                     rank += (o < v || (o == v && q < p)) ? 1u : 0u;
                 }
             if (rank < parts) s_ord[rank][b] = p;
@@ -965,16 +1155,15 @@ void main()
     // the lanes' lists: entry ln * MAXK + i, then the line entries at NL * MAXK + ln
     // (keys and codes as floats: exact integers below 2^24)
     [[unroll]] for (uint i = 0u; i < MAXK; i++)
-        s_red[ln * MAXK + i][b] = LEAN3 ? vec4(kv[i], float(kk[i] >> 12), float(kk[i] & 4095u), 0.0)
-                                        : vec4(kv[i], float(kk[i]), float(kc[i]), 0.0);
-    s_red[NL * MAXK + ln][b] = vec4(lv, float(lk), float(lc), 0.0);
+        red_set_ent(ln * MAXK + i, LEAN3 ? vec3(kv[i], float(kk[i] >> 12), float(kk[i] & 4095u)) : vec3(kv[i], float(kk[i]), float(kc[i])));
+    red_set_ent(NL * MAXK + ln, vec3(lv, float(lk), float(lc)));
     barrier();
     if (MERGE3) { // the lanes' sorted lists merged: lanes ln < NL / 4 four lists each, then lane 0 those NL / 4
         const uint NM = NL >= 4u ? NL / 4u : 1u, PER = NL / NM;
         vec3 mo[MAXK];
         if (ln < NM) { // only this lane reads its lists: their first MAXK entries become its merged list
             merge_lists(ln * PER * MAXK, MAXK, PER, mo);
-            [[unroll]] for (uint i = 0u; i < MAXK; i++) s_red[ln * PER * MAXK + i][b].xyz = mo[i];
+            [[unroll]] for (uint i = 0u; i < MAXK; i++) red_set_ent(ln * PER * MAXK + i, mo[i]);
         }
         barrier();
         if (ln == 0u) {
@@ -986,39 +1175,39 @@ void main()
         vec2 me[MAXK];
         uint rk[MAXK];
         [[unroll]] for (uint k = 0u; k < MAXK; k++) {
-            me[k] = s_red[ln + NL * k][b].xy;
+            me[k] = red_ent(ln + NL * k).xy;
             rk[k] = 0u;
         }
         [[unroll]] for (uint j = 0u; j < NL * MAXK; j++) {
-            vec2 o = s_red[j][b].xy;
+            vec2 o = red_ent(j).xy;
             [[unroll]] for (uint k = 0u; k < MAXK; k++) rk[k] += (o.x < me[k].x || (o.x == me[k].x && o.y < me[k].y)) ? 1u : 0u;
         }
         [[unroll]] for (uint k = 0u; k < MAXK; k++)
             if (rk[k] < nkeep) {
-                vec4 e = s_red[ln + NL * k][b];
+                vec3 e = red_ent(ln + NL * k);
                 s_jc[rk[k]][b] = (e.x < 1.0 / 0.0 || rk[k] == 0u) ? uint(e.z) : 0xFFFFu;
             }
     } else
     for (uint i = ln; i < NL * MAXK; i += NL) {
-        vec4 me = s_red[i][b];
+        vec3 me = red_ent(i);
         uint rank = 0u;
         if ((OPT & 1u) != 0u) {
             [[unroll]] for (uint j = 0u; j < NL * MAXK; j++) {
-                vec2 o = s_red[j][b].xy;
+                vec2 o = red_ent(j).xy;
                 rank += (o.x < me.x || (o.x == me.x && o.y < me.y)) ? 1u : 0u;
             }
         } else
             for (uint j = 0u; j < NL * MAXK; j++) {
-                vec4 o = s_red[j][b];
+                vec3 o = red_ent(j);
                 rank += (o.x < me.x || (o.x == me.x && o.y < me.y)) ? 1u : 0u;
             }
         // an empty entry (no candidate) is a job only as job 0 (the line's mode 3, as enc_bc6h_h.comp)
         if (rank < nkeep) s_jc[rank][b] = (me.x < 1.0 / 0.0 || rank == 0u) ? uint(me.z) : 0xFFFFu;
     }
     if (ln == 0u) {
-        vec4 bst = s_red[NL * MAXK][b];
+        vec3 bst = red_ent(NL * MAXK);
         for (uint j = 1u; j < NL; j++) {
-            vec4 o = s_red[NL * MAXK + j][b];
+            vec3 o = red_ent(NL * MAXK + j);
             if (o.x < bst.x || (o.x == bst.x && o.y < bst.y)) bst = o;
         }
         s_jc[nkeep][b] = uint(bst.z);
@@ -1042,10 +1231,13 @@ void main()
             const uint epb = m_epb(mi);
             if (e < 2u || mi < 10u) v = quant1(s_ef[slot * 12u + e * 3u + c][b], epb, q_lo(epb), q_hi(epb), true);
         }
-        s_red[i / 3u][b][1u + i % 3u] = float(v);
+        red_set_q(i, v);
     }
     barrier();
-    for (uint r = 0u; r * MG < njobs; r++) {
+    // BAL4: a last round of one job spread over the MG groups (assign_tail)
+    const bool tail = BAL4 && MG > 1u && njobs % MG == 1u;
+    const uint rounds = tail ? njobs / MG : (njobs + MG - 1u) / MG;
+    for (uint r = 0u; r < rounds; r++) {
         const uint job = r * MG + grp;
         if (job >= njobs) continue;
         const uint code = s_jc[job][b];
@@ -1058,7 +1250,7 @@ void main()
             ivec3 q[4];
             [[unroll]] for (uint k = 0u; k < 12u; k++) {
                 const uint i = job * 12u + k;
-                q[k / 3u][k % 3u] = int(s_red[i / 3u][b][1u + i % 3u]);
+                q[k / 3u][k % 3u] = red_q(i);
             }
             quantize_fit(mi, var, q);
             vec4 rr[NRED];
@@ -1066,8 +1258,29 @@ void main()
             e = rr[7].w;
             if (gl == 0u) put_q(job, q);
         }
-        s_red[job * G + gl][b].x = e;
+        red_set_pe(job * G + gl, e);
         s_jix[job * G + gl][b] = idx;
+    }
+    if (tail) { // uniform (push constants)
+        const uint job = njobs - 1u, code = s_jc[job][b];
+        if (code != 0xFFFFu) {
+            uint slot, part, mi, var;
+            decode_job(code, slot, part, mi, var);
+            const bool two = mi < 10u;
+            ivec3 q[4];
+            [[unroll]] for (uint k = 0u; k < 12u; k++) q[k / 3u][k % 3u] = red_q(job * 12u + k);
+            quantize_fit(mi, var, q);
+            assign_tail(mi, two ? s_p2[part] : 0u, two ? s_a2[part] : 0u, q, u0, gl, grp);
+            if (ln == 0u) put_q(job, q);
+        }
+        barrier();
+        if (grp == 0u) {
+            float e = 1.0 / 0.0;
+            uvec2 idx = uvec2(0u);
+            if (code != 0xFFFFu) e = assign_sum(gl, idx);
+            red_set_pe(job * G + gl, e);
+            s_jix[job * G + gl][b] = idx;
+        }
     }
     barrier();
     float fe[MAXJ];
@@ -1075,7 +1288,7 @@ void main()
         fe[j] = 1.0 / 0.0;
         if (j < njobs) {
             float s = 0.0;
-            for (uint g = 0u; g < G; g++) s += s_red[j * G + g][b].x;
+            for (uint g = 0u; g < G; g++) s += red_pe(j * G + g);
             fe[j] = s;
         }
     }
@@ -1131,10 +1344,15 @@ void main()
                 myerr = uintBitsToFloat(ho.h[rb + 1u]);
             }
             const uint code = w0 & 0xFFFu, slot = code & 15u;
+#if HL_LEANSH
+            const uint js = grp; // lean kernel B: stored by group
+#else
+            const uint js = jn;
+#endif
             if (gl == 0u) {
-                s_jc[jn][b] = code;
+                s_jc[js][b] = code;
                 if (slot > 0u) s_ord[slot - 1u][b] = (w0 >> 12) & 31u; // the groups' slots: the same partition
-                for (uint k = 0u; k < 12u; k++) s_jq[jn * 12u + k][b] = int(ho.h[rb + 2u + k]);
+                for (uint k = 0u; k < 12u; k++) s_jq[js * 12u + k][b] = int(ho.h[rb + 2u + k]);
             }
             const uint i0 = ho.h[rb + 14u], i1 = ho.h[rb + 15u];
             uvec2 idx = uvec2(0u);
@@ -1142,7 +1360,7 @@ void main()
                 const uint t = gl + G * i;
                 idx[i / 8u] |= (((t < 8u ? i0 : i1) >> (4u * (t % 8u))) & 15u) << (4u * (i % 8u));
             }
-            s_jix[jn * G + gl][b] = idx;
+            s_jix[js * G + gl][b] = idx;
         }
     }
 #endif
@@ -1183,24 +1401,29 @@ void main()
     barrier(); // the partial errors are read: s_red is the reduction buffer from here
     {
         const bool act = myjob != 0xFFFFu;
-        const uint code = act ? s_jc[myjob][b] : 10u << 4;
+#if HL_LEANSH && HL_SPLIT == 2
+        const uint sj = grp; // lean kernel B: the job's state stored by group
+#else
+        const uint sj = myjob;
+#endif
+        const uint code = act ? s_jc[sj][b] : 10u << 4;
         uint slot, part, mi, var;
         decode_job(code, slot, part, mi, var);
         const bool two = mi < 10u;
         const uint bits = two ? s_p2[part] : 0u, anc = two ? s_a2[part] : 0u;
         float err = myerr;
         // REFSH: the best indices stay in s_jix, the best endpoints in s_jq (not in registers)
-        uvec2 cidx = act && !REFSH ? s_jix[myjob * G + gl][b] : uvec2(0u);
+        uvec2 cidx = act && !REFSH ? s_jix[sj * G + gl][b] : uvec2(0u);
         ivec3 cq[4], q[4];
         [[unroll]] for (uint k = 0u; k < 4u; k++) cq[k] = ivec3(0);
-        if (!REFSH) get_q(act ? myjob : 0u, cq);
+        if (!REFSH) get_q(act ? sj : 0u, cq);
         [[unroll]] for (uint k = 0u; k < 4u; k++) q[k] = cq[k];
         // the normal equations of the job's indices (this lane's texels), as assign_part sums them
         // (RECOMP: summed per component in the first pass instead)
         if (!RECOMP) {
             vec3 ne[10];
             [[unroll]] for (uint k = 0u; k < 10u; k++) ne[k] = vec3(0.0);
-            const uvec2 ix0 = REFSH ? (act ? s_jix[myjob * G + gl][b] : uvec2(0u)) : cidx;
+            const uvec2 ix0 = REFSH ? (act ? s_jix[sj * G + gl][b] : uvec2(0u)) : cidx;
             if (AROLL) // OPT bit 11: a loop (bound + the runtime zero)
                 [[dont_unroll]] for (uint i = 0u; i < TPL + pc.zero; i++) {
                     const uint t = gl + G * i;
@@ -1233,8 +1456,8 @@ void main()
                     err = take ? terr : err;
                     if (REFSH) { // the pass's indices (own slot) and endpoints (the group's) become the best
                         if (take) {
-                            s_jix[myjob * G + gl][b] = s_nix[ln][b];
-                            if (gl == 0u) [[unroll]] for (uint k = 0u; k < 12u; k++) s_jq[myjob * 12u + k][b] = s_qf[grp * 12u + k][b];
+                            s_jix[sj * G + gl][b] = s_nix[ln][b];
+                            if (gl == 0u) [[unroll]] for (uint k = 0u; k < 12u; k++) s_jq[sj * 12u + k][b] = s_qf[grp * 12u + k][b];
                         }
                     } else {
                         cidx = take ? nidx : cidx;
@@ -1251,7 +1474,7 @@ void main()
                         if (RECOMP) { // lane g's partial (its texels g, g + G, ... as ne_add), then summed in lane order
                             const bool sub1 = e >= 2u;
                             for (uint g = 0u; g < G; g++) {
-                                const uvec2 ix = it == 0u ? s_jix[myjob * G + g][b] : s_nix[grp * G + g][b];
+                                const uvec2 ix = it == 0u ? s_jix[sj * G + g][b] : s_nix[grp * G + g][b];
                                 float p[5] = float[5](0.0, 0.0, 0.0, 0.0, 0.0);
                                 [[unroll]] for (uint i = 0u; i < TPL; i++) {
                                     const uint t = g + G * i;
@@ -1354,8 +1577,8 @@ void main()
         // the refined job's result replaces its first measure (its error is never higher)
         if (act) {
             if (!REFSH) {
-                s_jix[myjob * G + gl][b] = cidx;
-                if (gl == 0u) put_q(myjob, cq);
+                s_jix[sj * G + gl][b] = cidx;
+                if (gl == 0u) put_q(sj, cq);
             }
             if (gl == 0u) s_rerr[grp][b] = err;
         }
@@ -1383,10 +1606,16 @@ void main()
         }
     {
         uint slot, part, mi, var;
-        decode_job(s_jc[wj][b], slot, part, mi, var);
+        uint ws = wj; // the winner's storage index
+#if HL_LEANSH && HL_SPLIT == 2
+        ws = 0u; // lean kernel B: the group that refined it (none refined: job 0, record 0, group 0)
+        [[unroll]] for (uint g = 0u; g < 4u; g++)
+            if (g < RG && ((rjobs >> (8u * g)) & 255u) == wj) ws = g;
+#endif
+        decode_job(s_jc[ws][b], slot, part, mi, var);
         ivec3 q[4];
-        get_q(wj, q);
-        uvec4 o = pack_part(mi, part, q, wj, ln);
+        get_q(ws, q);
+        uvec4 o = pack_part(mi, part, q, ws, ln);
         [[unroll]] for (uint k = 0u; k < 4u; k++)
             if (o[k] != 0u) atomicOr(s_out[k][b], o[k]);
     }

@@ -45,6 +45,10 @@ layout(constant_id = 2) const uint BOXSKIP = 0u; // step 2: 0 every box search, 
 // they can stay in registers; the same order as the insertion loops (stable: a new entry after equal ones).
 // Lavapipe runs it ~5x faster; the H100 ~20 % slower (its compiler keeps the lists in registers already): off.
 layout(constant_id = 3) const uint TOPFIX = 0u;
+// Step 3 (helper etc2th): every invocation of a block replays the CPU's sequence (the same values) and re-chooses the
+// selectors of 2 of the 16 pixels; invocation 0 ORs / sums the 8 parts (H100 2026-11-26 19:18 UTC, ETC2 RGB max 4096^2:
+// 37.67 vs 37.81 ms with invocation 0 alone; the walks of step 1 / the box searches of step 2 split over two invocations
+// lost: 39.45-45.16 ms, removed). Same bytes.
 const uint WG = gl_WorkGroupSize.x;
 
 layout(push_constant) uniform Push {
@@ -84,6 +88,8 @@ shared uint s_be[WG];     // box searches: best exact error (0xffffffff: not run
 shared uint s_bq[WG];
 shared uint s_njob;       // BOXSKIP 2: the box searches to run (invocation ids)
 shared uint s_job[WG];
+// step 3: per invocation its 2 pixels' selector bits and error
+shared uint s_slo[WG], s_ser[WG];
 
 ivec3 rgb(uint v) { return ivec3(int(v & 255u), int((v >> 8u) & 255u), int((v >> 16u) & 255u)); }
 
@@ -206,25 +212,67 @@ uint sub_best(ivec3 b, out int tb)
     return best;
 }
 
-// sub_search: the staircase walk, the model top list, exact evaluation; the list (sorted by exact error)
-// into le / lq, its length returned. An empty half (RGB A1): one candidate, colour blo, error 0.
-int sub_search(int bits, ivec3 blo, ivec3 bhi, int krange, int kstep, int top, out uint le[4], out uint lq[4])
+// top_insert (etc1_enc.c): s with its model score into the sorted top list me / mq (mn entries, at most cap): a stable
+// insertion (after equal scores), nothing when s is already listed or the list is full and score is not below its last.
+void top_insert(SCORE score, ivec3 s, int cap, inout SCORE me[4], inout ivec3 mq[4], inout int mn)
 {
-    if (HN == 0) {
-        le[0] = 0u;
-        lq[0] = uint(blo.x) | (uint(blo.y) << 5u) | (uint(blo.z) << 10u);
-        return 1;
+    if (TOPFIX != 0u) {
+        // rank = entries not above score (the list is sorted); rank == cap: not taken (full, score >= last)
+        bool dup = false;
+        int rank = 0;
+        [[unroll]] for (int i = 0; i < 4; i++) {
+            dup = dup || (i < mn && mq[i] == s);
+            rank += (i < mn && me[i] <= score) ? 1 : 0;
+        }
+        if (dup || rank >= cap) return;
+        [[unroll]] for (int i = 3; i >= 1; i--) {
+            if (i > rank) {
+                me[i] = me[i - 1];
+                mq[i] = mq[i - 1];
+            }
+        }
+        [[unroll]] for (int i = 0; i < 4; i++) {
+            if (i == rank) {
+                me[i] = score;
+                mq[i] = s;
+            }
+        }
+        mn = min(mn + 1, cap);
+        return;
     }
-    const int cap = min(top, 4);
-    int mn = 0;
-    SCORE me[4];
-    ivec3 mq[4];
-    ivec3 prev = ivec3(-1);
+    bool dup = false;
+    for (int i = 0; i < mn; i++) dup = dup || mq[i] == s;
+    if (dup) return;
+    if (mn == cap && score >= me[mn - 1]) return;
+    int i = mn < cap ? mn++ : mn - 1;
+    while (i > 0 && me[i - 1] > score) {
+        me[i] = me[i - 1];
+        mq[i] = mq[i - 1];
+        i--;
+    }
+    me[i] = score;
+    mq[i] = s;
+}
+
+// the staircase point of offset k: the quantised colour of the half's rounded mean m0 + k, clamped to the box
+ivec3 walk_point(int bits, ivec3 m0, int k, ivec3 blo, ivec3 bhi)
+{
+    ivec3 s;
+    for (int ch = 0; ch < 3; ch++) s[ch] = qlev(clamp(m0[ch] + k, 0, 255), bits);
+    return clamp(s, blo, bhi);
+}
+
+// The staircase walk over the offsets k0..k1 (k0 a point of the walk's grid), each new colour into the model top list;
+// prev: the colour of the walk's point before k0 (ivec3(-1): none). The colours of the walk never repeat after they
+// change (each channel's level is monotone in k), so the whole walk equals its two halves walked in order.
+void walk(int bits, ivec3 blo, ivec3 bhi, int k0, int k1, int kstep, ivec3 prev, int cap, inout SCORE me[4],
+          inout ivec3 mq[4], inout int mn)
+{
     const ivec3 m0 = (2 * hsum + ivec3(HN)) / (2 * HN);
-    for (int k = -krange; k <= krange;) {
+    for (int k = k0; k <= k1;) {
         int nk = k + kstep;
         if (kstep == 1) {
-            nk = krange + 1;
+            nk = k1 + 1;
             for (int ch = 0; ch < 3; ch++) {
                 const int v = m0[ch] + k;
                 if (v >= 255) continue;
@@ -235,9 +283,7 @@ int sub_search(int bits, ivec3 blo, ivec3 bhi, int krange, int kstep, int top, o
         }
         const int kc = k;
         k = nk;
-        ivec3 s;
-        for (int ch = 0; ch < 3; ch++) s[ch] = qlev(clamp(m0[ch] + kc, 0, 255), bits);
-        s = clamp(s, blo, bhi);
+        const ivec3 s = walk_point(bits, m0, kc, blo, bhi);
         if (s == prev) continue;
         prev = s;
         const ivec3 e8 = xq3(s, bits);
@@ -250,44 +296,14 @@ int sub_search(int bits, ivec3 blo, ivec3 bhi, int krange, int kstep, int top, o
 #else
         const int score = d + 8 * gmin;
 #endif
-        // top_insert
-        if (TOPFIX != 0u) {
-            // rank = entries not above score (the list is sorted); rank == cap: not taken (full, score >= last)
-            bool dup = false;
-            int rank = 0;
-            [[unroll]] for (int i = 0; i < 4; i++) {
-                dup = dup || (i < mn && mq[i] == s);
-                rank += (i < mn && me[i] <= score) ? 1 : 0;
-            }
-            if (dup || rank >= cap) continue;
-            [[unroll]] for (int i = 3; i >= 1; i--) {
-                if (i > rank) {
-                    me[i] = me[i - 1];
-                    mq[i] = mq[i - 1];
-                }
-            }
-            [[unroll]] for (int i = 0; i < 4; i++) {
-                if (i == rank) {
-                    me[i] = score;
-                    mq[i] = s;
-                }
-            }
-            mn = min(mn + 1, cap);
-            continue;
-        }
-        bool dup = false;
-        for (int i = 0; i < mn; i++) dup = dup || mq[i] == s;
-        if (dup) continue;
-        if (mn == cap && score >= me[mn - 1]) continue;
-        int i = mn < cap ? mn++ : mn - 1;
-        while (i > 0 && me[i - 1] > score) {
-            me[i] = me[i - 1];
-            mq[i] = mq[i - 1];
-            i--;
-        }
-        me[i] = score;
-        mq[i] = s;
+        top_insert(score, s, cap, me, mq, mn);
     }
+}
+
+// sub_search's exact evaluation of the model top list mq[0..mn-1]: the list sorted by exact error into le / lq
+// (stable), its length returned.
+int exact_list(int bits, ivec3 mq[4], int mn, out uint le[4], out uint lq[4])
+{
     int n = 0;
     if (TOPFIX != 0u) {
         [[unroll]] for (int c = 0; c < 4; c++) {
@@ -327,6 +343,23 @@ int sub_search(int bits, ivec3 blo, ivec3 bhi, int krange, int kstep, int top, o
         lq[j] = qw;
     }
     return n;
+}
+
+// sub_search: the staircase walk, the model top list, exact evaluation; the list (sorted by exact error)
+// into le / lq, its length returned. An empty half (RGB A1): one candidate, colour blo, error 0.
+int sub_search(int bits, ivec3 blo, ivec3 bhi, int krange, int kstep, int top, out uint le[4], out uint lq[4])
+{
+    if (HN == 0) {
+        le[0] = 0u;
+        lq[0] = uint(blo.x) | (uint(blo.y) << 5u) | (uint(blo.z) << 10u);
+        return 1;
+    }
+    const int cap = min(top, 4);
+    int mn = 0;
+    SCORE me[4];
+    ivec3 mq[4];
+    walk(bits, blo, bhi, -krange, krange, kstep, ivec3(-1), cap, me, mq, mn);
+    return exact_list(bits, mq, mn, le, lq);
 }
 
 ivec3 qof(uint qw) { return ivec3(int(qw & 31u), int((qw >> 5u) & 31u), int((qw >> 10u) & 31u)); }
@@ -494,6 +527,95 @@ void box_search(uint j, int krange, int kstep, int box_exact)
     s_bq[j] = lq[0];
 }
 
+// Step 3: the CPU's sequence (flip 0 individual, flip 0 differential with its pruning, flip 1 ...) on the block's lists
+// (invocations g..g+7) into b_*.
+void replay_seq(uint g, uint base, bool fast_path, int box_top)
+{
+    b_err = 0xffffffffu;
+    b_mode = 1;
+    b_flip = 0;
+    b_q0 = 0u;
+    b_q1 = 0u;
+#if ETC_A1
+    if (fast_path) etc1_fast_a1(base);
+#endif
+    for (int flip = 0; flip < 2 && !fast_path; flip++) {
+        const uint li = g + uint(4 * flip), ld = li + 2u;
+        if (ETC_A1 == 0) consider(0, flip, s_le[li * 4u], s_lq[li * 4u], s_le[(li + 1u) * 4u], s_lq[(li + 1u) * 4u]);
+        const int n0 = half_count(flip, 0), n1 = half_count(flip, 1);
+        if (n0 == 0 || n1 == 0) {
+            // a half without opaque pixels takes the other one's colour, table 0, error 0
+            const uint lf = n0 != 0 ? ld : ld + 1u;
+            const uint qf = s_lq[lf * 4u];
+            if (n0 != 0)
+                consider(1, flip, s_le[lf * 4u], qf, 0u, qf & 0x7fffu);
+            else
+                consider(1, flip, 0u, qf & 0x7fffu, s_le[lf * 4u], qf);
+            continue;
+        }
+        if (s_le[ld * 4u] + s_le[(ld + 1u) * 4u] >= b_err) continue;
+        bool found = false;
+        for (int i = 0; i < s_ln[ld]; i++)
+            for (int j = 0; j < s_ln[ld + 1u]; j++) {
+                const uint qa = s_lq[ld * 4u + uint(i)], qb = s_lq[(ld + 1u) * 4u + uint(j)];
+                if (!delta_ok(qa, qb)) continue;
+                consider(1, flip, s_le[ld * 4u + uint(i)], qa, s_le[(ld + 1u) * 4u + uint(j)], qb);
+                if (i == 0 && j == 0) found = true;
+            }
+        if (found) continue;
+        for (int side = 0; side < 2; side++) {
+            const uint la = ld + uint(side);
+            const uint other_free = s_le[(ld + uint(1 - side)) * 4u];
+            for (int k = 0; k < box_top && k < s_ln[la]; k++) {
+                const uint ea = s_le[la * 4u + uint(k)], qa = s_lq[la * 4u + uint(k)];
+                if (ea + other_free >= b_err) continue;
+                const uint bi = g + uint(4 * flip + 2 * side + k);
+                if (side == 0)
+                    consider(1, flip, ea, qa, s_be[bi], s_bq[bi]);
+                else
+                    consider(1, flip, s_be[bi], s_bq[bi], ea, qa);
+            }
+        }
+    }
+}
+
+// kiln__etc_reselect of the solution b_* for the pixels p0..p1-1: their selector bits (lo) and error
+void selectors(uint base, uint p0, uint p1, out uint lo, out uint err)
+{
+    // reselect: nearest of the 4 clamped colours, first minimum (transparent A1: +-a are 0, selector 2
+    // is the transparent pixel's and no other's)
+    const int bits = b_mode == 1 ? 5 : 4;
+    const ivec3 c0 = xq3(qof(b_q0), bits), c1 = xq3(qof(b_q1), bits);
+    const int t0 = int((b_q0 >> 15u) & 7u), t1 = int((b_q1 >> 15u) & 7u);
+    lo = 0u;
+    err = 0u;
+    for (uint p = p0; p < p1; p++) {
+        const uint x = p & 3u, y = p >> 2u;
+        const uint j = x * 4u + y;
+        if (((omask >> p) & 1u) == 0u) {
+            lo |= 1u << (16u + j);
+            continue;
+        }
+        const bool h1 = b_flip != 0 ? y >= 2u : x >= 2u;
+        const ivec3 c = rgb(s_px[base + p]);
+        const ivec3 bc = h1 ? c1 : c0;
+        const int t = h1 ? t1 : t0;
+        uint be = 0xffffffffu, bk = 0u;
+        [[unroll]] for (int k = 0; k < 4; k++) {
+            if (TR && k == 2) continue;
+            const int mod = (TR && k == 0) ? 0 : ETC_MOD[t * 4 + k];
+            ivec3 d = c - clamp(bc + ivec3(mod), ivec3(0), ivec3(255));
+            uint e = uint(wt.x * d.x * d.x + wt.y * d.y * d.y + wt.z * d.z * d.z);
+            if (e < be) {
+                be = e;
+                bk = uint(k);
+            }
+        }
+        err += be;
+        lo |= ((bk >> 1u) << (16u + j)) | ((bk & 1u) << j);
+    }
+}
+
 void main()
 {
     const uint lid = gl_LocalInvocationID.x;
@@ -580,6 +702,15 @@ void main()
     barrier();
 
     // ---- 3. the CPU's sequence, selectors, pack
+    // every invocation of a block replays the sequence (the same values) and takes pixels 2 r, 2 r + 1
+    if (live && omask != 0u) {
+        replay_seq(g, base, fast_path, box_top);
+        uint lo, err;
+        selectors(base, 2u * r, 2u * r + 2u, lo, err);
+        s_slo[lid] = lo;
+        s_ser[lid] = err;
+    }
+    barrier();
     if (r != 0u || !live) return;
     if (omask == 0u) {
         // RGB A1, no opaque pixel: differential, every selector 2 (transparent), opaque bit 0
@@ -594,84 +725,13 @@ void main()
         }
         return;
     }
-    b_err = 0xffffffffu;
-    b_mode = 1;
-    b_flip = 0;
-    b_q0 = 0u;
-    b_q1 = 0u;
-#if ETC_A1
-    if (fast_path) etc1_fast_a1(base);
-#endif
-    for (int flip = 0; flip < 2 && !fast_path; flip++) {
-        const uint li = g + uint(4 * flip), ld = li + 2u;
-        if (ETC_A1 == 0) consider(0, flip, s_le[li * 4u], s_lq[li * 4u], s_le[(li + 1u) * 4u], s_lq[(li + 1u) * 4u]);
-        const int n0 = half_count(flip, 0), n1 = half_count(flip, 1);
-        if (n0 == 0 || n1 == 0) {
-            // a half without opaque pixels takes the other one's colour, table 0, error 0
-            const uint lf = n0 != 0 ? ld : ld + 1u;
-            const uint qf = s_lq[lf * 4u];
-            if (n0 != 0)
-                consider(1, flip, s_le[lf * 4u], qf, 0u, qf & 0x7fffu);
-            else
-                consider(1, flip, 0u, qf & 0x7fffu, s_le[lf * 4u], qf);
-            continue;
-        }
-        if (s_le[ld * 4u] + s_le[(ld + 1u) * 4u] >= b_err) continue;
-        bool found = false;
-        for (int i = 0; i < s_ln[ld]; i++)
-            for (int j = 0; j < s_ln[ld + 1u]; j++) {
-                const uint qa = s_lq[ld * 4u + uint(i)], qb = s_lq[(ld + 1u) * 4u + uint(j)];
-                if (!delta_ok(qa, qb)) continue;
-                consider(1, flip, s_le[ld * 4u + uint(i)], qa, s_le[(ld + 1u) * 4u + uint(j)], qb);
-                if (i == 0 && j == 0) found = true;
-            }
-        if (found) continue;
-        for (int side = 0; side < 2; side++) {
-            const uint la = ld + uint(side);
-            const uint other_free = s_le[(ld + uint(1 - side)) * 4u];
-            for (int k = 0; k < box_top && k < s_ln[la]; k++) {
-                const uint ea = s_le[la * 4u + uint(k)], qa = s_lq[la * 4u + uint(k)];
-                if (ea + other_free >= b_err) continue;
-                const uint bi = g + uint(4 * flip + 2 * side + k);
-                if (side == 0)
-                    consider(1, flip, ea, qa, s_be[bi], s_bq[bi]);
-                else
-                    consider(1, flip, s_be[bi], s_bq[bi], ea, qa);
-            }
-        }
-    }
-    // reselect: nearest of the 4 clamped colours, first minimum (transparent A1: +-a are 0, selector 2
-    // is the transparent pixel's and no other's)
-    const int bits = b_mode == 1 ? 5 : 4;
-    const ivec3 c0 = xq3(qof(b_q0), bits), c1 = xq3(qof(b_q1), bits);
-    const int t0 = int((b_q0 >> 15u) & 7u), t1 = int((b_q1 >> 15u) & 7u);
     uint lo = 0u, err = 0u;
-    for (uint p = 0u; p < 16u; p++) {
-        const uint x = p & 3u, y = p >> 2u;
-        const uint j = x * 4u + y;
-        if (((omask >> p) & 1u) == 0u) {
-            lo |= 1u << (16u + j);
-            continue;
-        }
-        const bool h1 = b_flip != 0 ? y >= 2u : x >= 2u;
-        const ivec3 c = rgb(s_px[base + p]);
-        const ivec3 bc = h1 ? c1 : c0;
-        const int t = h1 ? t1 : t0;
-        uint be = 0xffffffffu, bk = 0u;
-        [[unroll]] for (int k = 0; k < 4; k++) {
-            if (TR && k == 2) continue;
-            const int mod = (TR && k == 0) ? 0 : ETC_MOD[t * 4 + k];
-            ivec3 d = c - clamp(bc + ivec3(mod), ivec3(0), ivec3(255));
-            uint e = uint(wt.x * d.x * d.x + wt.y * d.y * d.y + wt.z * d.z * d.z);
-            if (e < be) {
-                be = e;
-                bk = uint(k);
-            }
-        }
-        err += be;
-        lo |= ((bk >> 1u) << (16u + j)) | ((bk & 1u) << j);
+    for (uint i = 0u; i < 8u; i++) {
+        lo |= s_slo[g + i];
+        err += s_ser[g + i];
     }
     const ivec3 q0 = qof(b_q0), q1 = qof(b_q1);
+    const int t0 = int((b_q0 >> 15u) & 7u), t1 = int((b_q1 >> 15u) & 7u);
     uint hi;
     if (b_mode == 1) {
         ivec3 d = q1 - q0;

@@ -5,7 +5,8 @@
 // kiln__etc_reselect (no dithering) and kiln__etc_pack. Three dispatches: PHASE 2 resets the list, PHASE 0 runs
 // the gate and th_bound of every block (one invocation each) and lists the blocks to search, PHASE 1 searches the
 // listed blocks, one invocation each (dense, so few invocations of a subgroup wait on blocks the gate dropped).
-// TH_LANES = 1 (enc_etc2_th_lanes.comp): PHASE 1 with LANES invocations per block, see th_search_lanes.
+// TH_LANES = 1 (enc_etc2_th_lanes.comp): PHASE 0 also computes the partitions, PHASE 1 searches them (th_search_prep,
+// th_search_flat, th_pool).
 //
 // Bit-identical to the CPU: the same integer arithmetic, and the CPU's double arithmetic operation for
 // operation in the same order:
@@ -62,7 +63,7 @@ layout(std430, binding = 3) buffer List { uint words[]; } list; // [0] = count, 
 layout(constant_id = 1) const uint PHASE = 0u;
 // Search variants (helper etc2max; gpu_etc2_th.c passes them to every build, KILN_GPU_ETC2_TH_FLAT / _FASTPIX /
 // _CHECK; FLAT only to enc_etc2_th_lanes.comp; the defaults here are the original code). All give the CPU's bytes:
-//  FLAT = 1 (LANES = 1, PREP = 1): th_search_flat, the whole search as one loop of th_eval calls driven by a per-invocation
+//  FLAT = 1 (PREP = 1): th_search_flat, the whole search as one loop of th_eval calls driven by a per-invocation
 //    state machine, so the invocations of a subgroup meet at the one th_eval each iteration whatever their partition,
 //    recentring round or +-1 neighbour (the nested loops diverge at every level); th_eval's H distance loop runs only the
 //    4 distances of the colours' order;
@@ -84,7 +85,7 @@ const uint CACHE = CACHE_BITS & 1u;
 //    in that order - equal an earlier partition's. The CPU's local search of a partition depends only on (a, b) (it
 //    starts from an error of UINT32_MAX), so it repeats the earlier one's result L, and that L was already offered to
 //    best (taken if lower; best only decreases since): the repeat cannot change best. Equal masks give equal (a, b), so
-//    this includes the CPU's duplicate-mask test. PHASE 1 then loops over the partitions to search only (th_search_lanes).
+//    this includes the CPU's duplicate-mask test. PHASE 1 then loops over the partitions to search only (th_search_prep, th_pool).
 //    Checked on the CPU's own search (a copy of kiln__etc2_th_search with both rules, 9 test images x normal / high / max x
 //    perceptual on / off: every block the same bytes and error); there 33-79 % of the partitions at max repeat an earlier
 //    one's (a, b), and 79-96 % of the recentring rounds give the local best's colours again.
@@ -94,7 +95,7 @@ const uint CACHE = CACHE_BITS & 1u;
 //    loop stops; the round is skipped and the loop stopped.
 const uint DEDUP = (CACHE_BITS >> 2u) & 1u;
 const uint RECENT = (CACHE_BITS >> 3u) & 1u;
-// POOL = 1 (bit 4 of constant 7; PHASE 1 of enc_etc2_th_lanes.comp with LANES = 1, PREP = 1; helper etc2th,
+// POOL = 1 (bit 4 of constant 7; PHASE 1 of enc_etc2_th_lanes.comp with PREP = 1; helper etc2th,
 // KILN_GPU_ETC2_TH_POOL, the default at max): the work of a workgroup's blocks pooled over its invocations, see th_pool.
 const uint POOL = (CACHE_BITS >> 4u) & 1u;
 
@@ -133,6 +134,26 @@ double div_rn(double a, double b)
         else if (rh < r) q = hi;
         else break;
     }
+    return q;
+}
+
+// div_int (helper etc2th): the CPU's sum / n of integers (group_means, the mean of sort_on_axis: |sum| <= 16 * 255,
+// n = 1..16), correctly rounded, without a division (div_rn: two; H100 2026-11-26 19:18 UTC, gate at max 4096^2 4.69 ->
+// 3.98 ms, ETC2 RGB max 38.7 -> 37.8 ms): q1 = s * RN(1 / n), its exact
+// residual r = s - q1 n (fma) and q = q1 + r RN(1 / n) rounded once (fma; Markstein's correction). Checked against
+// (double) s / n on the CPU (x86-64, fma(), -ffp-contract=off) for every such s and n: no difference (helper etc2th,
+// 2026-11-26). Needs a true fma, as div_rn does.
+const uvec2 RCP_N[17] = uvec2[17](uvec2(0u, 0u),
+    uvec2(0x00000000u, 0x3ff00000u), uvec2(0x00000000u, 0x3fe00000u), uvec2(0x55555555u, 0x3fd55555u), uvec2(0x00000000u, 0x3fd00000u),
+    uvec2(0x9999999au, 0x3fc99999u), uvec2(0x55555555u, 0x3fc55555u), uvec2(0x92492492u, 0x3fc24924u), uvec2(0x00000000u, 0x3fc00000u),
+    uvec2(0x1c71c71cu, 0x3fbc71c7u), uvec2(0x9999999au, 0x3fb99999u), uvec2(0x745d1746u, 0x3fb745d1u), uvec2(0x55555555u, 0x3fb55555u),
+    uvec2(0x13b13b14u, 0x3fb3b13bu), uvec2(0x92492492u, 0x3fb24924u), uvec2(0x11111111u, 0x3fb11111u), uvec2(0x00000000u, 0x3fb00000u));
+double div_int(int s, int n)
+{
+    const double rc = packDouble2x32(RCP_N[n]), ds = double(s);
+    const double q1 = dmul(ds, rc);
+    precise double r = fma(-q1, double(n), ds);
+    precise double q = fma(r, rc, q1);
     return q;
 }
 
@@ -492,8 +513,8 @@ void group_means(uint mask, out double ma[3], out double mb[3])
         else na++;
     }
     for (int ch = 0; ch < 3; ch++) {
-        ma[ch] = na != 0 ? div_rn(double(sa[ch]), double(na)) : 0.0LF;
-        mb[ch] = nb != 0 ? div_rn(double(sb[ch]), double(nb)) : ma[ch];
+        ma[ch] = na != 0 ? div_int(sa[ch], na) : 0.0LF;
+        mb[ch] = nb != 0 ? div_int(sb[ch], nb) : ma[ch];
         if (na == 0) ma[ch] = mb[ch];
     }
 }
@@ -548,7 +569,7 @@ void principal_axis(double mean[3], out double axis[3])
     axis = v;
 }
 
-// kiln__etc2_th_search's first steps, shared by th_search, th_parts and th_search_lanes.
+// kiln__etc2_th_search's first steps, shared by th_search and th_parts.
 // The opaque pixels' indices (the count is returned) and their channel sums.
 int opaque_pixels(out int idx[16], out int msum[3])
 {
@@ -566,7 +587,7 @@ int opaque_pixels(out int idx[16], out int msum[3])
 void sort_on_axis(inout int idx[16], int n, int msum[3])
 {
     double mean[3];
-    for (int ch = 0; ch < 3; ch++) mean[ch] = div_rn(double(msum[ch]), double(n));
+    for (int ch = 0; ch < 3; ch++) mean[ch] = div_int(msum[ch], n);
     double axis[3];
     principal_axis(mean, axis);
     precise double proj[16];
@@ -858,83 +879,17 @@ void load_block(uint b)
 }
 
 #if TH_LANES
-// ---------------------------------------------------------------- PHASE 1 with LANES invocations per block
-// (enc_etc2_th_lanes.comp, KILN_GPU_ETC2_TH_LANES = LANES >= 2): the blocks of a workgroup of TH_WG invocations
-// are TH_WG / LANES consecutive entries of the list; invocation i works on block i / LANES as lane i % LANES. Every
-// lane loads the block and sorts the pixels along the principal axis (the same code, the same values); then
-//  - the split points' 2-means costs: lane l scores splits l + 1, l + 1 + LANES, ... into shared memory, and after a
-//    barrier every lane sorts them (the CPU's stable insertion sort);
-//  - the partitions: lane l runs partitions k = l, l + LANES, ... (the Lloyd partition k = limit only in its lane),
-//    each the CPU's whole local search (T, T swapped, H both ways, the recentring rounds). These are independent on the
-//    CPU too (each starts from an error of UINT32_MAX); the CPU keeps the first partition with the lowest error below
-//    the incoming one, so the lanes reduce on (error, k) and the winner replaces best if it is lower;
-//  - max's two +-1 rounds: lane l tries neighbours l, l + LANES, ... of the 12 (CPU order: colour, channel, -1 / +1),
-//    each lane pruning at its own running best, which starts at the round's incoming best and only ever holds errors of
-//    candidates before the next in the CPU's order: a candidate it prunes cannot be the CPU's first lowest (the pruning
-//    tests are lower bounds). Reduce on (error, neighbour): the CPU's first strictly lowest.
-// Barriers: 3 per invocation (4 with PREP = 0; none with LANES = 1), in uniform control flow (no block ends early;
-// those past the list idle); shared memory: one (error, order, solution) triple per invocation and reduction.
-// PREP = 1: the partitions come from PHASE 0 (the gate, one invocation per block: for a listed block the principal
-// axis, the split points' costs, their sort, Lloyd, the duplicates), packed into the block's outgoing state (th_parts),
-// so the search lanes
-// only load them; PREP = 0: every lane sorts the pixels, the lanes score the split points (shared memory, one more
-// barrier), and the Lloyd partition runs in its lane.
-layout(constant_id = 2) const uint LANES = 8u;
+// ---------------------------------------------------------------- PHASE 0 with the partitions, PHASE 1 over them
+// (enc_etc2_th_lanes.comp with PREP = 1, the default above FAST): PHASE 0 (the gate, one invocation per block) also
+// computes a listed block's partitions (the principal axis, the split points' costs, their sort, Lloyd, the duplicates)
+// into the block's outgoing state (th_parts); PHASE 1 loads them (th_search_prep, th_search_flat or th_pool). (Several
+// invocations per block, KILN_GPU_ETC2_TH_LANES = 2..16, and their PREP = 0 variant lost on the H100 and were removed,
+// helper etc2th 2026-11-26.)
 layout(constant_id = 3) const uint PREP = 1u;
-const uint TH_WG = 64u; // the workgroup size of this build (gpu_etc2_th.c)
-// (sized 1 where unused: PREP = 1 / one lane, so that the pool's arrays fit the 32 KiB a device may limit shared memory to)
-shared double s_sse[PREP == 0u ? TH_WG / 2u * 16u : 1u]; // per block (at most TH_WG / 2 of them), the split costs
-shared uint s_red[3][3][LANES > 1u ? TH_WG : 1u];        // per reduction: error, order, packed solution, per invocation
 
 uint sol_pack(Sol s)
 {
     return uint(s.mode < 0 ? 0 : s.mode) << 27 | uint(pack12(s.c0)) << 15 | uint(pack12(s.c1)) << 3 | uint(s.di);
-}
-
-void post(uint r, Sol s, uint ord)
-{
-    uint i = gl_LocalInvocationID.x;
-    s_red[r][0][i] = s.err;
-    s_red[r][1][i] = ord;
-    s_red[r][2][i] = sol_pack(s);
-}
-
-// after post(r) of every lane and a barrier: the lowest (error, order) of the block's lanes
-Sol take(uint r, uint slot)
-{
-    uint b = slot * LANES, wi = b;
-    for (uint l = 1u; l < LANES; l++) {
-        uint e = s_red[r][0][b + l], o = s_red[r][1][b + l];
-        if (e < s_red[r][0][wi] || (e == s_red[r][0][wi] && o < s_red[r][1][wi])) wi = b + l;
-    }
-    uint v = s_red[r][2][wi];
-    Sol w;
-    int m = int(v >> 27);
-    w.mode = m == 0 ? MODE_NONE : m;
-    w.c0 = ivec3(int((v >> 23) & 15u), int((v >> 19) & 15u), int((v >> 15) & 15u));
-    w.c1 = ivec3(int((v >> 11) & 15u), int((v >> 7) & 15u), int((v >> 3) & 15u));
-    w.di = int(v & 7u);
-    w.err = s_red[r][0][wi];
-    return w;
-}
-
-// every lane's shared-memory writes before it visible to every lane after it; also orders the lanes' reads of the
-// block's outgoing state (the partitions, PREP = 1) before lane 0 writes it
-void sync_shared()
-{
-    memoryBarrierShared();
-    memoryBarrierBuffer();
-    barrier();
-}
-
-// post(r) of every lane, a barrier, take(r): the block's lowest (error, order); one lane: s itself, no barrier
-// (LANES is a specialisation constant, so the choice is uniform)
-Sol reduce(uint r, Sol s, uint ord, uint slot)
-{
-    if (LANES == 1u) return s;
-    post(r, s, ord);
-    sync_shared();
-    return take(r, slot);
 }
 
 // PHASE 0 (PREP = 1): kiln__etc2_th_search's partitions k = 0..limit (limit + 1 <= 6; limit is the Lloyd one), 16 bits each,
@@ -969,108 +924,50 @@ uvec4 th_parts()
     return r;
 }
 
-// kiln__etc2_th_search over the lanes (see above); live: the slot has a block
-void th_search_lanes(bool live, uint lane, uint slot, uint blk, inout Sol best)
+// kiln__etc2_th_search over the gate's partitions (PREP = 1, one invocation per block): the partitions to search (DEDUP = 1:
+// without the duplicates, so the loop runs once per partition searched), the first strictly lowest local result taken if
+// below the incoming error (the CPU's order), then max's two +-1 rounds.
+void th_search_prep(uint blk, inout Sol best)
 {
     int q = QUAL;
-    int nparts = q == Q_FAST ? 1 : (q == Q_NORMAL ? 2 : (q == Q_HIGH ? 3 : 5));
     int recenter = q == Q_FAST ? 0 : (q == Q_MAX ? 3 : 1);
-    const int L = int(LANES);
-    int idx[16];
-    int msum[3];
-    int n = opaque_pixels(idx, msum);
-    const bool go = live && n > 0;
-    const int np = n <= 1 ? 1 : n - 1;
-    if (go && PREP == 0u) {
-        sort_on_axis(idx, n, msum);
-        // this lane's split points s (group B = idx[s..n-1]; n == 1: the one split s = 1, group B empty)
-        for (int s = 1 + int(lane); s <= np; s += L) {
-            uint mask = 0u;
-            for (int i = s; i < n; i++) mask |= 1u << idx[i];
-            s_sse[slot * 16u + uint(s - 1)] = split_sse(mask, idx, n);
-        }
-    }
-    if (PREP == 0u) sync_shared(); // uniform: a specialisation constant
-    Sol lbest; // this lane's first lowest partition result, lord its k
+    uvec4 pw = uvec4(bout.words[blk * 4u], bout.words[blk * 4u + 1u], bout.words[blk * 4u + 2u], bout.words[blk * 4u + 3u]);
+    int cnt = int(pw.w & 7u); // 0: no opaque pixel, no search
+    uint todo = (1u << cnt) - 1u;
+    if (DEDUP != 0u) todo &= ~(pw.w >> 8);
+    Sol lbest;
     lbest.mode = MODE_NONE;
     lbest.c0 = ivec3(0);
     lbest.c1 = ivec3(0);
     lbest.di = 0;
     lbest.err = 0xFFFFFFFFu;
-    uint lord = 0xFFFFFFFFu;
-    if (go && PREP != 0u) { // the prepass's partitions
-        uvec4 pw = uvec4(bout.words[blk * 4u], bout.words[blk * 4u + 1u], bout.words[blk * 4u + 2u], bout.words[blk * 4u + 3u]);
-        int cnt = int(pw.w & 7u);
-        // this lane's partitions as bits; DEDUP = 1: without the duplicates, so the loop runs once per partition searched
-        // (the same partitions in the same order: only the trip count changes, and with it the subgroup's idle lanes)
-        uint todo = 0u;
-        for (int k = int(lane); k < cnt; k += L) todo |= 1u << k;
-        if (DEDUP != 0u) todo &= ~(pw.w >> 8);
-        for (; todo != 0u; todo &= todo - 1u) {
-            int k = findLSB(todo);
-            if (((pw.w >> (8 + k)) & 1u) != 0u) continue;
-            uint mask = (pw[k >> 1] >> (16 * (k & 1))) & 0xFFFFu;
-            Sol local = eval_partition(mask, recenter);
-            if (local.mode != MODE_NONE && local.err < lbest.err) {
-                lbest = local;
-                lord = uint(k);
-            }
-        }
+    for (; todo != 0u; todo &= todo - 1u) {
+        int k = findLSB(todo);
+        if (((pw.w >> (8 + k)) & 1u) != 0u) continue;
+        uint mask = (pw[k >> 1] >> (16 * (k & 1))) & 0xFFFFu;
+        Sol local = eval_partition(mask, recenter);
+        if (local.mode != MODE_NONE && local.err < lbest.err) lbest = local;
     }
-    if (go && PREP == 0u) {
-        uint pmask[16];
-        double psse[16];
-        uint m = 0u;
-        for (int i = np - 1; i >= 0; i--) {
-            if (n > 1) m |= 1u << idx[i + 1];
-            pmask[i] = m;
-            psse[i] = s_sse[slot * 16u + uint(i)];
-        }
-        sort_splits(pmask, psse, np);
-        int limit = min(nparts, np);
-        for (int k = int(lane); k < limit + 1; k += L) {
-            uint mask = k < limit ? pmask[k] : lloyd(pmask[0], q == Q_FAST ? 2 : 6);
-            bool dup = false;
-            for (int i = 0; i < k; i++) dup = dup || pmask[i] == mask; // i < limit: the earlier partitions
-            if (dup) continue;
-            Sol local = eval_partition(mask, recenter);
-            if (local.mode != MODE_NONE && local.err < lbest.err) {
-                lbest = local;
-                lord = uint(k);
-            }
-        }
-    }
-    Sol w = reduce(0u, lbest, lord, slot);
-    if (go && w.mode != MODE_NONE && w.err < best.err) best = w;
-    if (q == Q_MAX) { // uniform: the push constant
-        bool more = go && best.mode != MODE_NONE && best.err > 0u;
-        for (uint round = 0u; round < 2u; round++) {
+    if (lbest.mode != MODE_NONE && lbest.err < best.err) best = lbest;
+    if (q == Q_MAX && best.mode != MODE_NONE && best.err > 0u) {
+        for (int round = 0; round < 2; round++) {
             uint before = best.err;
-            Sol cur = best, lb = best;
-            uint lo = 0xFFFFFFFFu;
-            if (more) {
-                for (int nx = int(lane); nx < 12; nx += L) {
-                    int which = nx / 6, ch = (nx % 6) / 2, s = (nx & 1) != 0 ? 1 : -1;
-                    ivec3 a = cur.c0, b = cur.c1;
-                    int v = (which != 0 ? b[ch] : a[ch]) + s;
-                    if (v < 0 || v > 15) continue;
-                    if (which != 0) b[ch] = v;
-                    else a[ch] = v;
-                    uint e0 = lb.err;
-                    eval_set(cur.mode, a, b, lb);
-                    if (lb.err < e0) lo = uint(nx);
-                }
+            Sol cur = best;
+            for (int nx = 0; nx < 12; nx++) {
+                int which = nx / 6, ch = (nx % 6) / 2, sg = (nx & 1) != 0 ? 1 : -1;
+                ivec3 a = cur.c0, b = cur.c1;
+                int v = (which != 0 ? b[ch] : a[ch]) + sg;
+                if (v < 0 || v > 15) continue;
+                if (which != 0) b[ch] = v;
+                else a[ch] = v;
+                eval_set(cur.mode, a, b, best);
             }
-            w = reduce(1u + round, lb, lo, slot);
-            if (more) {
-                if (w.err < best.err) best = w;
-                more = best.err < before;
-            }
+            if (best.err >= before) break;
         }
     }
 }
 
-// FLAT = 1 (LANES = 1, PREP = 1): kiln__etc2_th_search as one loop. Each iteration every invocation advances its own
+// FLAT = 1 (PREP = 1): kiln__etc2_th_search as one loop. Each iteration every invocation advances its own
 // state machine to its next th_eval (flat_next: the CPU's sequence - per partition the eval set of kind 0, then the
 // recentring sets while they lower the error, the partition's result kept if lower; then at max the +-1 neighbours of
 // up to two rounds) and all run that th_eval together, into `local` (partitions) or `best` (+-1 rounds), as the CPU
@@ -1198,7 +1095,7 @@ void th_search_flat(uint blk, inout Sol best)
         else fs_local = t;
     }
 }
-// POOL = 1 (LANES = 1, PREP = 1; KILN_GPU_ETC2_TH_POOL): a workgroup takes gl_WorkGroupSize.x consecutive entries of the
+// POOL = 1 (PREP = 1; KILN_GPU_ETC2_TH_POOL): a workgroup takes gl_WorkGroupSize.x consecutive entries of the
 // list, one per invocation (its slot), and pools their work so that no invocation idles while another block of its
 // subgroup still has partitions to search (one block per invocation runs 1..6 partition searches, a subgroup as many as
 // its busiest block):
@@ -1399,7 +1296,7 @@ void main()
     }
     // PHASE 1: the search, over the listed blocks (dense: no invocation idles on a gated-out block)
 #if TH_LANES
-    if (POOL != 0u && LANES == 1u && PREP != 0u) { // uniform: specialisation constants
+    if (POOL != 0u) { // uniform: a specialisation constant
         const uint first = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x;
         const uint nlist = list.words[0];
         if (first >= nlist) return; // the whole workgroup: no barrier skipped by some only
@@ -1424,15 +1321,9 @@ void main()
         for (uint k = 0u; k < 4u; k++) bout.words[pb * 4u + k] = pstate[k];
         return;
     }
-    const uint lane = gl_LocalInvocationID.x % LANES, slot = gl_LocalInvocationID.x / LANES;
-    // one lane: any workgroup size (KILN_GPU_ETC2_TH_WG), the list entry is the invocation's index
-    const uint li = LANES == 1u ? gid : (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * (TH_WG / LANES) + slot;
-    const bool live = li < list.words[0];
-    uint b = live ? list.words[1u + li] : 0u; // a slot past the list idles (on block 0) through the barriers
-#else
+#endif
     if (gid >= list.words[0]) return;
     uint b = list.words[1u + gid];
-#endif
     load_block(b);
     uvec4 state = uvec4(bin.words[b * 4u], bin.words[b * 4u + 1u], bin.words[b * 4u + 2u], bin.words[b * 4u + 3u]);
     const uint err = state.x;
@@ -1443,13 +1334,10 @@ void main()
     best.di = 0;
     best.err = err;
 #if TH_LANES
-    if (FLAT != 0u && LANES == 1u && PREP != 0u) { // uniform: specialisation constants
-        if (!live) return;
+    if (FLAT != 0u) // uniform: a specialisation constant
         th_search_flat(b, best);
-    } else {
-        th_search_lanes(live, lane, slot, b, best);
-        if (!live || lane != 0u) return;
-    }
+    else
+        th_search_prep(b, best);
 #else
     th_search(best);
 #endif

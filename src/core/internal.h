@@ -83,5 +83,10 @@ uint16_t kiln__float_to_half(float f); /* round to nearest even; overflow to inf
 kiln_status kiln__read_file(kiln_context *ctx, const char *path, uint8_t **data, size_t *size);
 /* Writes atomically: path.tmp-XXXXXX then rename; removes the temporary on failure. */
 kiln_status kiln__write_file_atomic(kiln_context *ctx, const char *path, const void *data, size_t size);
+/* kiln's cache directory (no trailing slash): $KILN_PIPELINE_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else
+ * $HOME/.cache/kiln; 0 when off (KILN_PIPELINE_CACHE=0) or unknown (src/core/estimate.c). */
+int kiln__cache_dir(char *dir, size_t cap);
+/* The device start a GPU run measured (ms), kept in <cache dir>/device-start for `auto`'s estimate. */
+void kiln__record_gpu_start(double ms);
 
 #endif

@@ -90,13 +90,24 @@ static const uint32_t bc6h_hl_cfg[4] = {4, 4, 3, 2}; /* P, K, L, R */
  * fab77cab94836203 as OPT 7), kernel A at 16 lanes 90 instead of 106 registers, kernel min 24.12 vs 25.11 ms (one run each) */
 /* the OPT bits that act only in phases 1-4 (kernel A of the split): 0 rank loops, 5 LEAN3, 6 LINE, 7 PAIR3, 8 RANKV, 9 PAIR1,
  * 12 MERGE3; kernel B is compiled without them (the same code: one pipeline for every kernel A variant; helper bc6hk) */
-#define BC6H_HL_OPT_A_ONLY (1u | 32u | 64u | 128u | 256u | 512u | 4096u)
+#define BC6H_HL_OPT_A_ONLY (1u | 32u | 64u | 128u | 256u | 512u | 4096u | 8192u | 16384u | 32768u)
 /* kernel B's default OPT (two kernels; KILN_BC6H_HIGH_OPT_B overrides it, and KILN_BC6H_HIGH_OPT sets both when OPT_B is
  * unset): BC6H_HL_OPT + bit 10 (NE2: the refinement's normal equations summed after the palette search) since helper bc6hk,
  * H100 2026-11-26 (bench_bc6h --gpu-size 4096 --sf, one process per row): the same bytes (SF16 fab77cab94836203), kernel B
  * 158 -> 114 registers, 24.48 ms (the fastest SF16 row of that run; the default's own SF16 row ran at a dropped clock).
  * Bit 11 (AROLL) alone gives other SF16 bytes there (95718d8ae035e7d3), bit 3 (REFSH) the same bytes but 24.81 ms */
 #define BC6H_HL_OPT_B (BC6H_HL_OPT | 1024u)
+/* kernel A's default OPT in two kernels (KILN_BC6H_HIGH_OPT overrides it; the one kernel and the device-resident mip path keep
+ * BC6H_HL_OPT): + bits 13 (BAL4), 14 (U4), 15 (U4B) since helper bc6hk, H100 2026-11-26 ~19:2x UTC (bench_bc6h --gpu-size 4096,
+ * one process per row): the same bytes; with the lean shaders (BC6H_HL_LEANSH) UF16 24.15-24.20 -> 18.32 / 18.35 ms, SF16
+ * 24.65 / 24.67 -> 19.39 / 19.41 (measured with kernel B's EXITB, since removed: alone +0.1 ms); alone (non-lean) BAL4
+ * 24.18 -> 23.19 ms, U4 23.75, U4B 23.77 */
+#define BC6H_HL_OPT_A (BC6H_HL_OPT | 8192u | 16384u | 32768u)
+/* the two kernels' lean shaders (enc_bc6h_hawl / enc_bc6h_hbl, KILN_BC6H_HIGH_LEANSH: less shared memory per workgroup, the
+ * same bytes) by default since helper bc6hk (same run: kernel A 11744 -> 8160 bytes, kernel B 20672 -> 15680; UF16 24.18 ->
+ * 18.89 ms alone, kernel A lean only 20.99, kernel B lean only 22.07): 3 = both where they apply (kernel A: AWIDE), falling
+ * back to the plain shaders where an OPT bit needs their arrays (LINE in kernel A, REFSH / RECOMP in kernel B) */
+#define BC6H_HL_LEANSH 3
 #define BC6H_HL_SPAN 2u  /* its mode filter's precision span (PREC_SPAN) */
 /* GPU high in two kernels (KILN_BC6H_HIGH_SPLIT; helper bc6hsplit, 2026-11-26): kernel A (enc_bc6h_ha.comp: phases
  * 0-4, the choice of the jobs to refine) hands BC6H_HO_WORDS words per refined job and block (enc_bc6h_hl.glsl's
@@ -454,14 +465,16 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
          * bit 9 two partitions' moments per pass over the texels (PAIR1); bit 10 the exact index choice's normal
          * equations summed in a second loop over the texels (NE2: fewer live values in the refinement); bit 11 the exact
          * index choice's texel loop (and the refinement's first normal equations) rolled (AROLL; helper bc6hfast); bit 12 phase
-         * 3's block ranking by merging the lanes' sorted lists (MERGE3; helper bc6hhigh) */
+         * 3's block ranking by merging the lanes' sorted lists (MERGE3; helper bc6hhigh); bit 13 phase 4's last round of one job
+         * spread over all lane groups (BAL4; helper bc6hk); bit 14 the cheap scores' texel loop in unrolled steps of 4 (U4; helper bc6hk), bit 15 the same for phases 1 and 2's
+         * texel loops (U4B) */
         uint32_t opt = BC6H_HL_OPT;
         const char *oenv = getenv("KILN_BC6H_HIGH_OPT");
         if (oenv && *oenv) {
             char *end = NULL;
             unsigned long v = strtoul(oenv, &end, 0);
-            if (!end || *end || v > 8191)
-                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT=%s: use a bit mask 0..8191", oenv);
+            if (!end || *end || v > 65535)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT=%s: use a bit mask 0..65535", oenv);
             opt = (uint32_t)v;
         }
         /* the shader's shared memory (enc_bc6h_hl.comp's declarations) */
@@ -485,12 +498,12 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
         if (obenv && *obenv) {
             char *end = NULL;
             unsigned long v = strtoul(obenv, &end, 0);
-            if (!end || *end || v > 8191)
-                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT_B=%s: use a bit mask 0..8191", obenv);
+            if (!end || *end || v > 65535)
+                return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_OPT_B=%s: use a bit mask 0..65535", obenv);
             opt_b = (uint32_t)v;
         }
         /* the specialisation constants, + kernel B's OPT (run_shader reads it with the split) */
-        const uint32_t hl_spec[BC6H_HL_NSPEC + 1u] = {lanes, cfg[3], sf, sum2, bpw, stop, span, opt, opt_b};
+        uint32_t hl_spec[BC6H_HL_NSPEC + 1u] = {lanes, cfg[3], sf, sum2, bpw, stop, span, opt, opt_b};
         /* KILN_BC6H_HIGH_SPLIT=0/1: the one-kernel encoder or the two kernels (enc_bc6h_ha.comp + enc_bc6h_hb.comp,
          * always with the texel loops rolled, as OPT bit 2; the same bytes); default BC6H_HL_SPLIT */
         int split = BC6H_HL_SPLIT;
@@ -536,12 +549,34 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
         if (awide == 3 && (opt & (256u | 512u)))
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
                               "KILN_BC6H_HIGH_AWIDE=3 (20 lanes): not with KILN_BC6H_HIGH_OPT bits 8 (RANKV) or 9 (PAIR1)");
+        /* KILN_BC6H_HIGH_LEANSH=1 / 2 / 3 (two kernels; helper bc6hk, 2026-11-26): kernel A (1; with AWIDE only) / kernel B (2) /
+         * both (3) with less shared memory per workgroup (enc_bc6h_hawl.comp / enc_bc6h_hbl.comp: s_red as uvec2 in kernel A,
+         * the logs' x in s_W.w, no arrays for the OPT bits 3, 4, 6: refused there); the same arithmetic */
+        /* kernel A's default OPT in two kernels: BC6H_HL_OPT_A (KILN_BC6H_HIGH_OPT unset) */
+        if (split && !(oenv && *oenv)) {
+            opt = BC6H_HL_OPT_A;
+            hl_spec[7] = opt;
+        }
+        /* the default: BC6H_HL_LEANSH where it applies (two kernels without TRIM; kernel A with AWIDE) and no OPT bit needs
+         * the plain shaders' arrays */
+        int leansh = split && !trim ? BC6H_HL_LEANSH & (awide ? 3 : 2) : 0;
+        if ((opt & 64u) != 0u) leansh &= 2;
+        if ((opt_b & 2u) && (opt_b & 24u)) leansh &= 1;
+        KILN_TRY(env_switch(ctx, "KILN_BC6H_HIGH_LEANSH", 3, "0, 1 (kernel A), 2 (kernel B) or 3 (both)", &leansh));
+        if (leansh && (!split || trim || ((leansh & 1) && !awide)))
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                              "KILN_BC6H_HIGH_LEANSH=%d: only with two kernels, without KILN_BC6H_HIGH_TRIM, kernel A (1, 3) with AWIDE", leansh);
+        if (((leansh & 1) && (opt & 64u)) || ((leansh & 2) && (opt_b & 2u) && (opt_b & 24u)))
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
+                              "KILN_BC6H_HIGH_LEANSH=%d: not with KILN_BC6H_HIGH_OPT bit 6 (LINE) in kernel A or bits 3, 4 (REFSH, RECOMP) in "
+                              "kernel B", leansh);
         const char *shader = !split ? bc6h_hl_shader(opt)
-                             : awide ? "enc_bc6h_haw"
+                             : awide ? ((leansh & 1) ? "enc_bc6h_hawl" : "enc_bc6h_haw")
                              : aunroll ? "enc_bc6h_hau"
                              : trim ? "enc_bc6h_hat"
                                     : "enc_bc6h_ha";
-        return run_shader(ctx, img, shader, trim ? "enc_bc6h_hbt" : "enc_bc6h_hb", sf, lanes, cfg, hl_spec, split ? (int)bpw_b : 0,
+        return run_shader(ctx, img, shader, trim ? "enc_bc6h_hbt" : (leansh & 2) ? "enc_bc6h_hbl" : "enc_bc6h_hb", sf, lanes, cfg, hl_spec,
+                          split ? (int)bpw_b : 0,
                           awide == 3 ? 20u : awide ? 8u << awide : 0u, subgroup_size, dst);
     }
     return run_shader(ctx, img, "enc_bc6h_h", NULL, sf, 1u, cfg, NULL, 0, 0, subgroup_size, dst);

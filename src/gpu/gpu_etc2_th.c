@@ -24,13 +24,11 @@
  * The default (helper thlanes, issue 4): the gate (phase 0, enc_etc2_th_lanes.comp) also computes a listed block's
  * partitions (the double-precision part of the search: principal axis, 2-means costs, Lloyd) into its outgoing state,
  * and the search (phase 1, enc_etc2_th_lanes.comp) reads them before it writes the block (KILN_GPU_ETC2_TH_PREP=1;
- * H100 4096^2 max: T/H 82.9 ms vs 103.4, normal 13.6 vs 20.2). [Removed 2026-11-26, helper etc2th: only L = 1 is accepted
- * now; the rest of this paragraph describes the shader code that remains.] KILN_GPU_ETC2_TH_LANES=L (2, 4, 8, 16) ran the
- * search with L lanes per block: the partitions' local searches and max's +-1 neighbours spread over the lanes,
- * reduced through shared memory on (error, CPU order) (the shader's header says why that is exact); slower on the
- * H100 (docs/PERFORMANCE.md). KILN_GPU_ETC2_TH_PREP=0 with L > 1: every lane sorts the pixels itself; with L = 1
- * (or KILN_GPU_ETC2_TH_LANES=1 alone): the one-invocation design above. Same bytes in every configuration
- * (test_gpu_etc2_th's lane_counts).
+ * H100 4096^2 max: T/H 82.9 ms vs 103.4, normal 13.6 vs 20.2). KILN_GPU_ETC2_TH_PREP=0: the one-invocation design
+ * (enc_etc2_th_unroll.comp / enc_etc2_th.comp, each invocation sorts its block's pixels itself). KILN_GPU_ETC2_TH_LANES=L
+ * (2, 4, 8, 16) ran the search with L lanes per block, reduced through shared memory; slower on the H100
+ * (docs/PERFORMANCE.md), removed (helper etc2th, 2026-11-26: the knob accepts 1 only, the shader code is gone too).
+ * Same bytes in every configuration (test_gpu_etc2_th's lane_counts).
  *
  * Search variants (helper etc2max, issue 4; the shader's header says what each does; same bytes in every combination,
  * test_gpu_etc2_th's search_variants): KILN_GPU_ETC2_TH_FLAT (the one-lane search over the gate's partitions as one
@@ -70,7 +68,7 @@ static void put_double(uint32_t out[2], double v)
 
 _Static_assert(sizeof(th_push) == sizeof(((kiln__gpu_etc2_th_plan *)0)->push), "th_push is the plan's push words");
 
-/* The workgroup size of every T / H pipeline; enc_etc2_th.glsl's TH_WG (the lanes build sizes its shared memory by it) */
+/* The workgroup size of the T / H pipelines with SMEM (enc_etc2_th.glsl sizes its shared memory by 64) */
 #define TH_LANES_WG 64u
 /* KILN_GPU_ETC2_TH_LANES / _PREP unset: invocations per block of the search, the gate computes the partitions
  * (H100, 2026-11-25: 1:1 fastest of 1:0, 1:1, 2:1, 4:1, 8:1, 16:1, 4:0, 8:0 at max, high and normal) */
@@ -99,7 +97,7 @@ _Static_assert(sizeof(th_push) == sizeof(((kiln__gpu_etc2_th_plan *)0)->push), "
  * recentring round) and max's +-1 neighbours of a workgroup's blocks pooled over its invocations (the shader's th_pool).
  * H100, 2026-11-26 15:08 UTC, T/H pass alone at max, rock 4096^2: 47.24 ms before (one invocation per block), 22.03 pooled
  * in stages (29.52 pooled without the stages, 30.32 / 25.91 with the pixels read from shared memory: removed); at max. */
-#define TH_POOL_DEFAULT 1u
+#define TH_POOL_DEFAULT 1u /* at high and max: H100 2026-11-26 19:18 UTC, ETC2 RGB high 4096^2 27.32 ms vs 30.66 / 30.52 */
 /* Exact work reductions (helper etc2fast, issue 4; the shader's header says why each gives the same bytes):
  * KILN_GPU_ETC2_TH_DEDUP=0|1 (the gate marks partitions whose quantised centres repeat an earlier one's as duplicates;
  * needs the gate's partitions, PREP = 1), KILN_GPU_ETC2_TH_RECENT=0|1 (a recentring round that gives the local best's
@@ -204,7 +202,7 @@ kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_par
                         params->quality >= KILN_QUALITY_MAX && fastpix ? TH_WG_MAX_DEFAULT : TH_WG_DEFAULT, &wg));
     KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_SMEM", bits, 2, TH_SMEM_DEFAULT, &smem));
     uint32_t pool;
-    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_POOL", bits, 2, params->quality >= KILN_QUALITY_MAX ? TH_POOL_DEFAULT : 0u, &pool));
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_POOL", bits, 2, params->quality >= KILN_QUALITY_HIGH ? TH_POOL_DEFAULT : 0u, &pool));
     uint32_t dedup, recent;
     /* on at max only: at high the whole ETC2 RGB encoder ran 46.2 ms with them vs 42.0 without (H100, 2026-11-26
      * 08:42 UTC, 4096^2), at max 86.9 vs 107.0 */

@@ -308,6 +308,17 @@ static int sp_hybrid(void)
  * 1920x1080 90.6. Earlier (04:26, helper spone's build, fast2 in the chain) the tail had looked slower: 392.9 vs 102.0. */
 #define MIP_SP_ONE_TAIL 256u
 
+/* KILN_GPU_MIP_SPEC_UNION=1 (test aid: tests/unit/test_gpu_mip*.c, lavapipe's LLVM compile time in CI): mip_one.comp
+ * with the bodies of the default plans' stage kinds (mip_fast.comp's, mip_fast_level.comp's, the tail) compiled in
+ * whatever the plan chains (the largest plans' specialisation), and the hybrid's mip_sp.comp with its shared arrays at
+ * MIP_SP_CAP, so that the plans of all sizes share one pipeline per (shader, mode, chain) instead of one per tail size
+ * and set of chained kinds. The same code paths and arithmetic; only the code and arrays the plan does not need. */
+static int spec_union(void)
+{
+    const char *e = getenv("KILN_GPU_MIP_SPEC_UNION");
+    return e && e[0] == '1' && e[1] == 0;
+}
+
 static uint64_t sp_one_cap(void)
 {
     const char *e = getenv("KILN_GPU_MIP_SP_TAIL");
@@ -624,6 +635,8 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
                 while (spec[1] < p->w[ls->l0 + 1] * p->h[ls->l0 + 1]) spec[1] *= 2; /* <= MIP_SP_CAP (sp_one_cap) */
             spec[2] = spec[1] / 2;
             for (uint32_t s = 1; s < p->nst; s++) spec[4] |= 1u << p->st[s].fast; /* SP_KINDS: the chained kinds */
+            if (spec_union()) /* the default plans' kinds (mip_fast2.comp's only where the plan has it: opt-in) */
+                spec[4] |= 1u << MIP_FAST_EVEN | 1u << MIP_FAST_LEVEL | 1u << MIP_FAST_SPTAIL;
             kiln_vk_pipeline_desc f = {.shader = "mip_one", .local_size = MIP_LOCAL, .spec = spec, .nspec = 5,
                                        .nbindings = MIP_BINDINGS, .push_size = MIP_FAST_PUSH,
                                        .subgroup_size = subgroup_size};
@@ -634,6 +647,7 @@ static kiln_status run_prepare(kiln_context *ctx, mip_run *r, int strategy, uint
             const uint32_t m1 = ls->sp == 2 ? 1u : ls->l0 + ls->K + 1;
             uint32_t spec[4] = {ls->sp == 2 ? 2u : fs->fast == MIP_FAST_EVEN ? 0u : 1u, 256u, 0u, fs->sp == 3};
             while (spec[1] < p->w[m1] * p->h[m1]) spec[1] *= 2; /* <= MIP_SP_CAP (sp_fuse) */
+            if (spec_union()) spec[1] = MIP_SP_CAP;
             spec[2] = spec[1] / 2;
             kiln_vk_pipeline_desc f = {.shader = "mip_sp", .local_size = MIP_LOCAL, .spec = spec, .nspec = 4,
                                        .nbindings = MIP_BINDINGS, .push_size = MIP_FAST_PUSH,

@@ -63,6 +63,17 @@ typedef struct kiln_vk_pipeline {
     VkPipeline pipeline;
 } kiln_vk_pipeline;
 
+/* steps of the device start (vk_device.c), reported by kiln_context_gpu_timings */
+enum {
+    KILN_VK_STEP_QUERY,           /* loader queries before vkCreateInstance */
+    KILN_VK_STEP_CREATE_INSTANCE, /* vkCreateInstance (the loader loads the drivers) */
+    KILN_VK_STEP_ENUMERATE,       /* vkEnumeratePhysicalDevices */
+    KILN_VK_STEP_DESCRIBE,        /* properties, features and queues of each device */
+    KILN_VK_STEP_DEVICE_QUERY,    /* the chosen device's features before vkCreateDevice */
+    KILN_VK_STEP_CREATE_DEVICE,   /* vkCreateDevice */
+    KILN_VK_STEPS
+};
+
 struct kiln_gpu {
     /* instance level */
     VkInstance instance;
@@ -114,6 +125,7 @@ struct kiln_gpu {
     /* phase times (kiln_context_gpu_timings, include/kiln/kiln_timings.h) and the on-disk pipeline cache
      * (vk_pcache.c): its file ("" = off), state, bytes loaded, the data size the file holds */
     double t_instance_ms, t_device_ms, t_pipeline_ms, t_alloc_ms, t_cache_save_ms;
+    double t_start_origin, t_start_steps[KILN_VK_STEPS]; /* the device start's steps (kiln_gpu_timings) */
     uint32_t t_pipelines, t_allocs;
     char pcache_path[1024];
     char pcache_note[160];

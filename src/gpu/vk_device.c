@@ -211,6 +211,7 @@ static kiln_status gpu_instance(kiln_context *ctx)
     gpu->chosen = -1;
     ctx->gpu = gpu;
     const double t0 = kiln__vk_now_ms();
+    gpu->t_start_origin = t0;
     kiln_status st = gpu_instance_create(ctx, gpu);
     gpu->t_instance_ms = kiln__vk_now_ms() - t0;
     return st;
@@ -275,7 +276,10 @@ static kiln_status gpu_instance_create(kiln_context *ctx, kiln_gpu *gpu)
         .enabledExtensionCount = nexts,
         .ppEnabledExtensionNames = exts,
     };
+    double ts = kiln__vk_now_ms();
+    gpu->t_start_steps[KILN_VK_STEP_QUERY] = ts - gpu->t_start_origin;
     VkResult r = vkCreateInstance(&ci, NULL, &gpu->instance);
+    gpu->t_start_steps[KILN_VK_STEP_CREATE_INSTANCE] = kiln__vk_now_ms() - ts;
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER || r == VK_ERROR_INITIALIZATION_FAILED || r == VK_ERROR_LAYER_NOT_PRESENT ||
         r == VK_ERROR_EXTENSION_NOT_PRESENT) {
         gpu->instance = VK_NULL_HANDLE;
@@ -296,6 +300,7 @@ static kiln_status gpu_instance_create(kiln_context *ctx, kiln_gpu *gpu)
         }
     }
 
+    ts = kiln__vk_now_ms();
     uint32_t n = 0;
     r = vkEnumeratePhysicalDevices(gpu->instance, &n, NULL);
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) return kiln_vk_check(ctx, r, "vkEnumeratePhysicalDevices");
@@ -307,9 +312,12 @@ static kiln_status gpu_instance_create(kiln_context *ctx, kiln_gpu *gpu)
         free(pds);
         return kiln_vk_check(ctx, r, "vkEnumeratePhysicalDevices");
     }
+    const double td = kiln__vk_now_ms();
+    gpu->t_start_steps[KILN_VK_STEP_ENUMERATE] = td - ts;
     for (uint32_t i = 0; i < n; i++) describe_physical(gpu, pds[i], i, api);
     free(pds);
     qsort(gpu->phys, gpu->nphys, sizeof gpu->phys[0], phys_cmp);
+    gpu->t_start_steps[KILN_VK_STEP_DESCRIBE] = kiln__vk_now_ms() - td;
     return KILN_OK;
 }
 
@@ -429,7 +437,10 @@ static kiln_status create_device(kiln_context *ctx, kiln_gpu *gpu, int index)
         .ppEnabledExtensionNames = exts,
         .pEnabledFeatures = &want,
     };
+    double ts = kiln__vk_now_ms();
+    gpu->t_start_steps[KILN_VK_STEP_DEVICE_QUERY] = ts - gpu->t_start_origin;
     KILN_VK_TRY(ctx, vkCreateDevice, (pd, &dci, NULL, &gpu->device));
+    gpu->t_start_steps[KILN_VK_STEP_CREATE_DEVICE] = kiln__vk_now_ms() - ts;
     vkGetDeviceQueue(gpu->device, gpu->queue_family, 0, &gpu->queue);
 
     VkCommandPoolCreateInfo cpci = {
@@ -514,6 +525,7 @@ kiln_status kiln__gpu_get(kiln_context *ctx, kiln_gpu **out)
                           gpu->phys[index].info.name);
     ctx->gpu_tried = 1;
     const double t0 = kiln__vk_now_ms();
+    gpu->t_start_origin = t0;
     kiln_status st = create_device(ctx, gpu, index);
     gpu->t_device_ms = kiln__vk_now_ms() - t0;
     if (st != KILN_OK) {

@@ -47,20 +47,7 @@ static void wr64(uint8_t *p, uint64_t v)
 }
 
 /* The cache directory (no trailing slash) into dir; 0 when the cache is off. */
-static int cache_dir(char *dir, size_t cap)
-{
-    const char *off = getenv("KILN_PIPELINE_CACHE");
-    if (off && !strcmp(off, "0")) return 0;
-    const char *d = getenv("KILN_PIPELINE_CACHE_DIR");
-    int n;
-    if (d && d[0]) n = snprintf(dir, cap, "%s", d);
-    else if ((d = getenv("XDG_CACHE_HOME")) && d[0] == '/') n = snprintf(dir, cap, "%s/kiln", d);
-    else if ((d = getenv("HOME")) && d[0] == '/') n = snprintf(dir, cap, "%s/.cache/kiln", d);
-    else return 0;
-    if (n <= 0 || (size_t)n >= cap) return 0;
-    while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
-    return 1;
-}
+static int cache_dir(char *dir, size_t cap) { return kiln__cache_dir(dir, cap); }
 
 /* mkdir -p (0700 for what it creates); 0 on success */
 static int make_dirs(char *path)
@@ -198,6 +185,14 @@ kiln_status kiln_context_gpu_timings(kiln_context *ctx, kiln_gpu_timings *out)
     out->alloc_ms = gpu->t_alloc_ms;
     out->allocs = gpu->t_allocs;
     out->cache_save_ms = gpu->t_cache_save_ms;
+    out->instance_query_ms = gpu->t_start_steps[KILN_VK_STEP_QUERY];
+    out->instance_create_ms = gpu->t_start_steps[KILN_VK_STEP_CREATE_INSTANCE];
+    out->enumerate_ms = gpu->t_start_steps[KILN_VK_STEP_ENUMERATE];
+    out->describe_ms = gpu->t_start_steps[KILN_VK_STEP_DESCRIBE];
+    out->device_query_ms = gpu->t_start_steps[KILN_VK_STEP_DEVICE_QUERY];
+    out->device_create_ms = gpu->t_start_steps[KILN_VK_STEP_CREATE_DEVICE];
+    out->device_rest_ms = gpu->t_device_ms - out->device_query_ms - out->device_create_ms;
+    if (out->device_rest_ms < 0.0) out->device_rest_ms = 0.0;
     out->cache_state = (kiln_pipeline_cache_state)gpu->pcache_state;
     out->cache_bytes = gpu->pcache_loaded;
     snprintf(out->cache_path, sizeof out->cache_path, "%s", gpu->pcache_path);
@@ -209,5 +204,12 @@ kiln_status kiln_context_save_pipeline_cache(kiln_context *ctx)
 {
     if (!ctx) return KILN_ERR_INVALID_ARGUMENT;
     kiln__clear_error(ctx);
-    return kiln__vk_pcache_save(ctx, ctx->gpu);
+    const kiln_gpu *gpu = ctx->gpu;
+    const kiln_status st = kiln__vk_pcache_save(ctx, ctx->gpu); /* (creates the directory) */
+    /* what this device's start cost (instance, device, pipelines), for `auto`'s next estimate; a GPU's
+     * only (not a CPU implementation such as lavapipe, which auto does not use) */
+    if (gpu && gpu->device && gpu->chosen >= 0 && gpu->t_instance_ms > 0.0 &&
+        gpu->phys[gpu->chosen].type != VK_PHYSICAL_DEVICE_TYPE_CPU)
+        kiln__record_gpu_start(gpu->t_instance_ms + gpu->t_device_ms + gpu->t_pipeline_ms);
+    return st;
 }

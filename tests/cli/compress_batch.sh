@@ -83,8 +83,9 @@ rc=$?
 [ "$rc" = 3 ] || fail "a missing input in the second chunk: exit $rc, expected 3"
 grep -q "t70.png" "$TMP/stderr" || fail "a missing input in the second chunk: unclear message: $(cat "$TMP/stderr")"
 
-# the GPU: pipelined (many small batches), and --backend both
-export KILN_ALLOW_CPU_VULKAN=1
+# the GPU: pipelined (many small batches), and --backend both (KILN_GPU_START_MS=0: even for jobs this
+# small, which auto's estimate would keep on the CPU)
+export KILN_ALLOW_CPU_VULKAN=1 KILN_GPU_START_MS=0
 if "$KILN" compress "$TINY" -f bc1 -q fast --backend vulkan -o "$TMP/probe.ktx2" --quiet 2> /dev/null; then
     mkdir -p "$TMP/gpu" "$TMP/both" "$TMP/both2"
     KILN_GPU_BATCH_BYTES=20000 "$KILN" compress "${INPUTS[@]}" -f bc1,bc4,bc3 -q normal --backend vulkan \

@@ -37,8 +37,18 @@ KILN_TIMINGS=1 "$KILN" compress "$IN" -f bc1 -q fast --backend cpu -o "$TMP/cpu2
 check_lines "$TMP/e2"
 "$KILN" compress "$IN" -f bc1 -q fast --backend cpu -o "$TMP/cpu3.ktx2" --quiet 2> "$TMP/e3" || fail "plain CPU run failed"
 [ -s "$TMP/e3" ] && fail "timings printed without being asked: $(cat "$TMP/e3")"
+# auto (and both) with a job the CPU finishes before a device could start: the CPU, no device started (even
+# where lavapipe is allowed), the CPU's bytes; the tests below want the device: KILN_GPU_START_MS=0 (rule off)
+for b in auto both; do
+    KILN_ALLOW_CPU_VULKAN=1 "$KILN" compress "$IN" -f bc1 -q fast --backend $b -o "$TMP/a_$b.ktx2" --quiet --timings \
+        2> "$TMP/a_$b" || fail "--backend $b (small job) failed"
+    grep -Eq "^  auto estimate +[0-9]+\.[0-9]{2}  \(.*the CPU was chosen, no device started\)" "$TMP/a_$b" ||
+        fail "--backend $b: a small job did not stay on the CPU: $(cat "$TMP/a_$b")"
+    grep -Eq "^  device start +0\.00 " "$TMP/a_$b" || fail "--backend $b: a device was started: $(cat "$TMP/a_$b")"
+    cmp -s "$TMP/a_$b.ktx2" "$TMP/cpu.ktx2" || fail "--backend $b (small job): the bytes differ from the CPU's"
+done
 
-export KILN_ALLOW_CPU_VULKAN=1
+export KILN_ALLOW_CPU_VULKAN=1 KILN_GPU_START_MS=0
 "$KILN" compress "$IN" -f bc1 -q fast --backend vulkan -o "$TMP/g1.ktx2" --quiet --timings 2> "$TMP/g1"
 rc=$?
 if [ "$rc" != 5 ]; then # 5: no usable Vulkan device

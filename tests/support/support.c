@@ -130,6 +130,12 @@ int kt_sanitized(void)
 #endif
 }
 
+uint32_t kt_subgroup_sizes_multi(kiln_context *gpu)
+{
+    const uint32_t s = kiln__gpu_subgroup_sizes(gpu);
+    return (s & (s - 1u)) ? s : 0u;
+}
+
 int kt_have_vulkan(void)
 {
     kiln_context *ctx = kt_context(1, KILN_BACKEND_AUTO);

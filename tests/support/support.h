@@ -46,6 +46,12 @@ kiln_status kt_encode_cpu_cached(kiln_context *ctx, const kiln_image *img, const
  * thinned out there. */
 int kt_sanitized(void);
 
+/* kiln__gpu_subgroup_sizes(gpu) on a device with several subgroup sizes, 0 on a device with one (lavapipe: 8, NVIDIA:
+ * 32): there a pipeline that requires the size is the default's code again (another cache key, another LLVM compile on
+ * lavapipe), so the tests compare a required size once per test file (with kiln__gpu_subgroup_sizes) and take this for
+ * their other loops. */
+uint32_t kt_subgroup_sizes_multi(kiln_context *gpu);
+
 /* 1 when a Vulkan device is available (lavapipe in CI). */
 int kt_have_vulkan(void);
 /* The two contexts of a GPU test: *gpu on the Vulkan backend (lavapipe allowed) and *cpu on the CPU with

@@ -823,8 +823,8 @@ static void high_opt_variants(void **state)
                 }
             }
             unsetenv("KILN_BC6H_HIGH_LANES");
-            if (k == 0 && !sf) { /* bits above 13: refused */
-                setenv("KILN_BC6H_HIGH_OPT", "16384", 1);
+            if (k == 0 && !sf) { /* bits above 15: refused */
+                setenv("KILN_BC6H_HIGH_OPT", "65536", 1);
                 assert_int_equal(kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size), KILN_ERR_INVALID_ARGUMENT);
                 unsetenv("KILN_BC6H_HIGH_OPT");
             }
@@ -1004,10 +1004,13 @@ static void high_prof_aroll(void **state)
             if (kiln__gpu_encode(fx->gpu, &img, &p, 0, ref1, size) != KILN_OK) fail_msg("one kernel: %s", kiln_last_error(fx->gpu));
             if (memcmp(ref, ref1, size) != 0) fail_msg("%s %s: two kernels differ from one", name, fname);
             /* settings: split, OPT, PROF; 1: must equal the default */
+            /* trim "Ln": KILN_BC6H_HIGH_LEANSH=n instead of KILN_BC6H_HIGH_TRIM (helper bc6hk) */
             static const struct { const char *split, *opt, *prof, *trim, *aunroll, *awide; int same; const char *opt_b; } set[] = {
                 {"1", "2055", NULL, NULL, NULL, NULL, 1, NULL}, {"0", "2055", NULL, NULL, NULL, NULL, 1, NULL},
                 {"1", NULL, "abb", NULL, NULL, NULL, 1, NULL}, {"1", NULL, "aab", NULL, NULL, NULL, 1, NULL},
-                {"1", NULL, NULL, "1", NULL, NULL, 1, NULL}, {"1", "3143", NULL, "1", NULL, NULL, 1, NULL},
+                /* helper bc6hk: the former default (plain shaders, KILN_BC6H_HIGH_LEANSH=0, kernel A without bits 13-15) against
+                 * the new one (lean shaders, BAL4 + U4 + U4B) in place of TRIM + 3143 */
+                {"1", NULL, NULL, "1", NULL, NULL, 1, NULL}, {"1", "4103", NULL, "L0", NULL, NULL, 1, "5127"},
                 {"1", NULL, NULL, NULL, "1", NULL, 1, NULL}, {"1", NULL, NULL, NULL, NULL, "1", 1, NULL},
                 {"1", "3143", NULL, "1", NULL, "1", 1, NULL}, {"1", NULL, NULL, NULL, NULL, "0", 1, NULL},
                 {"1", NULL, NULL, NULL, NULL, "2", 1, NULL}, {"1", NULL, "a", NULL, NULL, NULL, 0, NULL},
@@ -1028,7 +1031,8 @@ static void high_prof_aroll(void **state)
                 setenv("KILN_BC6H_HIGH_SPLIT", set[si].split, 1);
                 if (set[si].opt) setenv("KILN_BC6H_HIGH_OPT", set[si].opt, 1);
                 if (set[si].prof) setenv("KILN_BC6H_HIGH_PROF", set[si].prof, 1);
-                if (set[si].trim) setenv("KILN_BC6H_HIGH_TRIM", set[si].trim, 1);
+                if (set[si].trim)
+                    setenv(set[si].trim[0] == 'L' ? "KILN_BC6H_HIGH_LEANSH" : "KILN_BC6H_HIGH_TRIM", set[si].trim + (set[si].trim[0] == 'L'), 1);
                 if (set[si].aunroll) setenv("KILN_BC6H_HIGH_AUNROLL", set[si].aunroll, 1);
                 if (set[si].awide) setenv("KILN_BC6H_HIGH_AWIDE", set[si].awide, 1);
                 if (set[si].opt_b) setenv("KILN_BC6H_HIGH_OPT_B", set[si].opt_b, 1);
@@ -1040,6 +1044,7 @@ static void high_prof_aroll(void **state)
                 unsetenv("KILN_BC6H_HIGH_TRIM");
                 unsetenv("KILN_BC6H_HIGH_AUNROLL");
                 unsetenv("KILN_BC6H_HIGH_AWIDE");
+                unsetenv("KILN_BC6H_HIGH_LEANSH");
                 if (st != KILN_OK) fail_msg("setting %zu: %s", si, kiln_last_error(fx->gpu));
                 size_t diff = 0;
                 for (size_t i = 0; i < size; i += 16) diff += memcmp(g + i, ref + i, 16) != 0;
@@ -1071,8 +1076,8 @@ static void high_prof_aroll(void **state)
         setenv("KILN_BC6H_HIGH_TRIM", "2", 1);
         if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT) fail_msg("KILN_BC6H_HIGH_TRIM=2: not refused");
         unsetenv("KILN_BC6H_HIGH_TRIM");
-        setenv("KILN_BC6H_HIGH_OPT_B", "16384", 1);
-        if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT) fail_msg("KILN_BC6H_HIGH_OPT_B=16384: not refused");
+        setenv("KILN_BC6H_HIGH_OPT_B", "65536", 1);
+        if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT) fail_msg("KILN_BC6H_HIGH_OPT_B=65536: not refused");
         unsetenv("KILN_BC6H_HIGH_OPT_B");
         setenv("KILN_BC6H_HIGH_AUNROLL", "yes", 1);
         if (kiln__gpu_encode(fx->gpu, &img, &p, 0, blk, sizeof blk) != KILN_ERR_INVALID_ARGUMENT) fail_msg("KILN_BC6H_HIGH_AUNROLL=yes: not refused");

@@ -118,7 +118,8 @@ static void expect_same(fixture *fx, int i, kiln_format f, kiln_quality q, int a
     kiln_status st = alpha ? kiln__gpu_encode_etc2_alpha(fx->gpu, &fx->img[i], &ep, 0, g, size)
                            : kiln__gpu_encode(fx->gpu, &fx->img[i], &ep, 0, g, size);
     if (st != KILN_OK) fail_msg("%s q%d prune %s: %s", kiln_format_get_info(f)->name, (int)q, prune, kiln_last_error(fx->gpu));
-    assert_int_equal(kiln_encode_image(fx->cpu, &fx->img[i], &ep, c, size), KILN_OK);
+    /* memoised: the CPU encoder does not see KILN_GPU_EAC_PRUNE, so every pruning compares with one reference */
+    assert_int_equal(kt_encode_cpu_cached(fx->cpu, &fx->img[i], &ep, c, size), KILN_OK);
     const size_t bb = kiln_format_get_info(f)->block_bytes;
     for (size_t b = 0; b < size / bb; b++)
         if (memcmp(g + b * bb, c + b * bb, alpha ? 8 : bb) != 0)

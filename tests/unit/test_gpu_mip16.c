@@ -881,5 +881,6 @@ int main(void)
         cmocka_unit_test(blit_u16),
         cmocka_unit_test(validation),
     };
+    if (getenv("KILN_TEST_FILTER")) cmocka_set_test_filter(getenv("KILN_TEST_FILTER"));
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -607,5 +607,11 @@ int main(void)
         cmocka_unit_test(edges),    cmocka_unit_test(host_path), cmocka_unit_test(strategies),
         cmocka_unit_test(validation),
     };
+    /* lavapipe's compile time (CI): the single pass's pipelines of test_gpu_mip (the default plans' stage kinds
+     * all compiled in, one per mode; gpu_mip.c spec_union) instead of one per tail size and set of chained kinds;
+     * the specialised ones run in test_gpu_mip's public_api, test_gpu_mip16 and test_gpu_mip_encode.
+     * KILN_GPU_MIP_SPEC_UNION=0 in the environment: specialised here too */
+    setenv("KILN_GPU_MIP_SPEC_UNION", "1", 0);
+    if (getenv("KILN_TEST_FILTER")) cmocka_set_test_filter(getenv("KILN_TEST_FILTER"));
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -895,5 +895,6 @@ int main(void)
         cmocka_unit_test(blit_strategy_chains),
         cmocka_unit_test(summary_and_validation),
     };
+    if (getenv("KILN_TEST_FILTER")) cmocka_set_test_filter(getenv("KILN_TEST_FILTER"));
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -56,11 +56,15 @@ static void help(void)
            "  -o, --output F        output file; .ktx2 (or .ktx) writes KTX2, .dds writes DDS\n"
            "  -j, --threads N       worker threads (0 = all cores, the default)\n"
            "  --backend B           auto (default: a real GPU when present and the format has a GPU encoder,\n"
-           "                        else the CPU), cpu, vulkan (fails if no device or no GPU encoder), or\n"
+           "                        else the CPU; a job the CPU should finish before a GPU device could\n"
+           "                        even start - estimated from its texels, formats and quality - stays on\n"
+           "                        the CPU: KILN_GPU_START_MS=0 turns that off), cpu, vulkan (always the\n"
+           "                        GPU; fails if no device or no GPU encoder), or\n"
            "                        both: the CPU and the GPU encode the images of a batch side by side\n"
            "                        (formats without a GPU encoder run on the CPU; the same bytes; with\n"
            "                        --mips it acts as auto); the CPU starts on the first images (a large\n"
-           "                        one in strips, the device takes the rest) while the GPU device starts\n"
+           "                        one in strips, the device takes the rest) while the GPU device starts;\n"
+           "                        a job auto would keep on the CPU runs on the CPU alone\n"
            "  --device N            the Vulkan device to use ('kiln devices' lists them)\n"
            "  --gpu-strategy S      kiln (default) or seed (the betsy / cluster-fit paper designs, for comparison)\n"
            "  --progress auto|always|never   progress bar on stderr (auto: when it is a terminal)\n"
@@ -375,6 +379,87 @@ static kiln_status encode_rows(kiln_context *ctx, const kiln_image *img, uint32_
     return st;
 }
 
+/* An input's width and height from its header alone (PNG, BMP, JPEG, TGA, Radiance HDR, OpenEXR), for
+ * `auto`'s estimate before anything is decoded; 0 on success, -1 when the header is not understood (the
+ * estimate is then skipped: the device starts as before). */
+static uint32_t be16(const uint8_t *p) { return (uint32_t)p[0] << 8 | p[1]; }
+static uint32_t le16(const uint8_t *p) { return (uint32_t)p[1] << 8 | p[0]; }
+static uint32_t be32(const uint8_t *p) { return be16(p) << 16 | be16(p + 2); }
+static uint32_t le32(const uint8_t *p) { return le16(p + 2) << 16 | le16(p); }
+
+static int peek_size(const char *path, uint32_t *w, uint32_t *h, int *png)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    uint8_t b[4096];
+    size_t n = fread(b, 1, sizeof b, f);
+    int r = -1;
+    *w = *h = 0;
+    *png = 0;
+    if (n >= 24 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8) && !memcmp(b + 12, "IHDR", 4)) {
+        *w = be32(b + 16), *h = be32(b + 20), r = 0;
+        *png = 1;
+    } else if (n >= 26 && b[0] == 'B' && b[1] == 'M') {
+        if (le32(b + 14) == 12) *w = le16(b + 18), *h = le16(b + 20);
+        else *w = le32(b + 18), *h = le32(b + 22);
+        if (*h & 0x80000000u) *h = 0u - *h; /* top-down */
+        r = 0;
+    } else if (n >= 4 && b[0] == 0xff && b[1] == 0xd8) { /* JPEG: walk the segments to the frame header */
+        long off = 2;
+        for (int seg = 0; seg < 256 && r; seg++) {
+            uint8_t m[9];
+            if (fseek(f, off, SEEK_SET) || fread(m, 1, 9, f) != 9 || m[0] != 0xff) break;
+            if (m[1] == 0xff) { off++; continue; } /* fill byte */
+            if (m[1] >= 0xc0 && m[1] <= 0xcf && m[1] != 0xc4 && m[1] != 0xc8 && m[1] != 0xcc) {
+                *h = be16(m + 5), *w = be16(m + 7), r = 0;
+                break;
+            }
+            if (m[1] == 0xd8 || (m[1] >= 0xd0 && m[1] <= 0xd7) || m[1] == 0x01) off += 2;
+            else off += 2 + (long)be16(m + 2);
+        }
+    } else if (n >= 11 && (!memcmp(b, "#?RADIANCE", 10) || !memcmp(b, "#?RGBE", 6))) {
+        const uint8_t *end = b + n;
+        for (const uint8_t *p = b; p + 1 < end; p++)
+            if (p[0] == '\n' && p[1] == '\n') { /* the resolution line follows the blank line */
+                char line[64];
+                size_t k = 0;
+                for (p += 2; p < end && *p != '\n' && k + 1 < sizeof line; p++) line[k++] = (char)*p;
+                line[k] = 0;
+                char a1[3], a2[3];
+                unsigned v1, v2;
+                if (sscanf(line, "%2s %u %2s %u", a1, &v1, a2, &v2) == 4) {
+                    if (a1[1] == 'Y') *h = v1, *w = v2;
+                    else *w = v1, *h = v2;
+                    r = 0;
+                }
+                break;
+            }
+    } else if (n >= 8 && b[0] == 0x76 && b[1] == 0x2f && b[2] == 0x31 && b[3] == 0x01) { /* OpenEXR attributes */
+        size_t o = 8;
+        while (o < n && b[o]) {
+            const char *name = (const char *)b + o;
+            const size_t nl = strnlen(name, n - o);
+            if (o + nl + 1 >= n) break;
+            const char *type = (const char *)b + o + nl + 1;
+            const size_t tl = strnlen(type, n - (o + nl + 1));
+            const size_t v = o + nl + 1 + tl + 1;
+            if (v + 4 > n) break;
+            const uint32_t size = le32(b + v);
+            if (!strcmp(name, "dataWindow") && !strcmp(type, "box2i") && size == 16 && v + 20 <= n) {
+                const int32_t x0 = (int32_t)le32(b + v + 4), y0 = (int32_t)le32(b + v + 8);
+                const int32_t x1 = (int32_t)le32(b + v + 12), y1 = (int32_t)le32(b + v + 16);
+                if (x1 >= x0 && y1 >= y0) *w = (uint32_t)(x1 - x0) + 1u, *h = (uint32_t)(y1 - y0) + 1u, r = 0;
+                break;
+            }
+            o = v + 4 + size;
+        }
+    } else if (n >= 18 && !strcasecmp(extension(path), ".tga")) {
+        *w = le16(b + 12), *h = le16(b + 14), r = 0;
+    }
+    fclose(f);
+    return r == 0 && *w && *h ? 0 : -1;
+}
+
 int kiln_cmd_compress(int argc, char **argv)
 {
     static const char *cmd = "compress";
@@ -499,6 +584,9 @@ done_args:
      * clean-up to the operating system (outputs are complete files by then; the pipeline cache is saved
      * first when there is one) */
     int abandon = 0, fast_exit = 0;
+    kiln_auto_estimate auto_est; /* auto's estimate (auto_tried), and whether it chose the CPU */
+    memset(&auto_est, 0, sizeof auto_est);
+    int auto_tried = 0, auto_cpu = 0;
     /* --timings: phase times (s), and the device thread's job */
     double tm_read = 0.0, tm_wait = 0.0, tm_write = 0.0, tm_encode = 0.0, tm_load_wait = 0.0;
     double tm_kernel = 0.0, tm_early = 0.0, tm_rest = 0.0;
@@ -602,6 +690,46 @@ done_args:
     if (mips && mp.normal_map && srgb) FAIL_USAGE("--normal and --srgb contradict each other");
     mp.levels = mip_levels;
 
+    /* auto (and both): a job the CPU is expected to finish before a Vulkan device could even be up runs
+     * on the CPU, and no device is started (kiln_auto_choose, kiln_timings.h: measured CPU rates against
+     * the device start; the texels from the headers of the first 16 inputs, extrapolated to all of them).
+     * Reading PNGs (stb_image, one image a thread: ~26 ns a texel on the H100 host, 6.6-7.4 ms per 512^2)
+     * hides that much of the device start on the GPU path. Not with --device N or --gpu-strategy seed (the
+     * GPU was asked for); --backend vulkan is never changed; KILN_GPU_START_MS=0: off */
+    if (c.ctx_params.backend == KILN_BACKEND_AUTO && c.ctx_params.device_index < 0 && gpu_strategy == 0) {
+        double texels = 0.0, png_texels = 0.0;
+        uint32_t peeked = 0, npng = 0;
+        for (uint32_t i = 0; i < ninputs && i < 16; i++) {
+            uint32_t w = 0, h = 0;
+            int png = 0;
+            if (peek_size(inputs[i], &w, &h, &png)) {
+                peeked = 0;
+                break;
+            }
+            texels += (double)w * h;
+            if (png) png_texels += (double)w * h, npng++;
+            peeked++;
+        }
+        if (peeked) {
+            const double scale = (double)ninputs / peeked;
+            texels *= scale;
+            if (mips) texels *= 4.0 / 3.0;
+            const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+            const double thr = c.ctx_params.threads ? (double)c.ctx_params.threads : ncpu > 0 ? (double)ncpu : 1.0;
+            const double readers = npng ? (npng * scale < thr ? npng * scale : thr) : 1.0;
+            const double read_ms = png_texels * scale * 26e-6 / readers;
+            auto_tried = 1;
+            if (kiln_auto_choose(formats, nfmt, quality, texels, c.ctx_params.threads, read_ms, &auto_est)) {
+                auto_cpu = 1;
+                c.ctx_params.backend = KILN_BACKEND_CPU;
+                both = 0;
+                if (c.ctx_params.verbose)
+                    fprintf(stderr, "kiln: auto: the CPU should finish in ~%.0f ms, before a Vulkan device would (~%.0f ms "
+                                    "with its start): running on the CPU (--backend vulkan uses the GPU)\n",
+                            auto_est.cpu_ms, auto_est.gpu_ms);
+            }
+        }
+    }
     ctx = kiln_cli_context(&c, cmd);
     if (!ctx) {
         rc = KILN_EXIT_FAILURE;
@@ -970,9 +1098,19 @@ cleanup:
         if (timings) {
         fprintf(stderr, "kiln timings (ms, this process from argument parsing; %s):\n",
                 gt.instance_ms > 0.0 || abandon ? "the device starts on a thread beside the read" : "no Vulkan device");
+        if (auto_tried)
+            fprintf(stderr, "  %-14s %9.2f  (CPU encode estimated; the GPU: %.2f = device start %.2f - %.2f hidden by the "
+                    "read + teardown + transfers; %s)\n", "auto estimate", auto_est.cpu_ms, auto_est.gpu_ms,
+                    auto_est.gpu_start_ms, auto_est.hidden_ms,
+                    auto_cpu ? "the CPU was chosen, no device started" : "the device was started");
         fprintf(stderr, "  %-14s %9.2f\n", "read+decode", tm_read * 1e3);
         fprintf(stderr, "  %-14s %9.2f  (instance %.2f + device %.2f, beside the read)\n", "device start",
                 gt.instance_ms + gt.device_ms, gt.instance_ms, gt.device_ms);
+        fprintf(stderr, "  %-14s %9.2f  (loader queries %.2f, vkCreateInstance %.2f, vkEnumeratePhysicalDevices %.2f, "
+                "properties %.2f)\n", "  instance", gt.instance_ms, gt.instance_query_ms, gt.instance_create_ms,
+                gt.enumerate_ms, gt.describe_ms);
+        fprintf(stderr, "  %-14s %9.2f  (features %.2f, vkCreateDevice %.2f, pool + pipeline cache + queries %.2f)\n",
+                "  device", gt.device_ms, gt.device_query_ms, gt.device_create_ms, gt.device_rest_ms);
         fprintf(stderr, "  %-14s %9.2f  (%u created; warm-up encode %s)\n", "pipelines", gt.pipeline_ms, gt.pipelines,
                 abandon ? "not waited for" : wj.warmed ? "on the device thread" : "not run");
         if (abandon)
