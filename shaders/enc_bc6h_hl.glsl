@@ -169,6 +169,8 @@ const bool U4 = (OPT & 16384u) != 0u;
 const bool U4B = (OPT & 32768u) != 0u;
 // (OPT bit 16, EXITB: the refinement's pass loop ended when no group of the workgroup refined any more; the same bytes, but
 // 24.27 vs 24.18 ms UF16, 24.77 vs 24.66 SF16 on the H100, 2026-11-26 19:2x: removed)
+// (OPT bits 16 U8 / 17 U8B, helper bc6hk 2026-11-27: U4's / U4B's loops in rolled steps of 8 texels; same bytes, but on the
+// H100 UF16 18.78 (U8) / 18.35 (U8B) vs 18.13 ms: removed)
 // a texel loop in rolled steps of 4 unrolled texels (U4, U4B): TEXEL_LOOP4 { const uint t = ...; body }
 #define TEXEL_LOOP4 [[dont_unroll]] for (uint t4 = 0u; t4 < TEXEL_N; t4 += 4u) [[unroll]] for (uint j4 = 0u; j4 < 4u; j4++)
 // HL_LEANSH (enc_bc6h_hawl.comp / enc_bc6h_hbl.comp, KILN_BC6H_HIGH_LEANSH; helper bc6hk, 2026-11-26): less shared memory
@@ -177,7 +179,7 @@ const bool U4B = (OPT & 32768u) != 0u;
 // vec4 s_L. Kernel A (at 16 or more lanes): s_red as uvec2 (float bits; a list entry's key << 9 | code in .y) instead of
 // vec4: 8 instead of 16 bytes per entry
 
-// HL_TRIM (enc_bc6h_hat.comp / enc_bc6h_hbt.comp, KILN_BC6H_HIGH_TRIM=1; helper bc6hfast, 2026-11-26): each kernel of the
+// HL_TRIM (enc_bc6h_haw.comp / enc_bc6h_hawl.comp; once also enc_bc6h_hat / _hbt, KILN_BC6H_HIGH_TRIM, removed; helper bc6hfast, 2026-11-26): each kernel of the
 // split declares the arrays only the other kernel uses with one entry per block (kernel A: the refinement's s_qn, s_rerr,
 // s_tot, s_qf, s_nix; kernel B: the search's s_ef, s_todo, s_fe, s_lmm): less shared memory per workgroup, the same code
 #ifndef HL_TRIM
@@ -372,23 +374,27 @@ void fit_axis(float sw, vec3 s, float m[6], out vec3 mean, out vec3 ax)
 }
 
 // principal-axis fit of the texels in mask, endpoints (centred) oriented so the anchor is nearer e0
+// one texel's terms of a subset's moments (fit_subset, phase 1's partitions): weight ut.w when texel t is in bits, else 0
+void moment_texel(vec4 ut, uint bits, uint t, inout float sw, inout vec3 s, inout float m[6])
+{
+    float v = ((bits >> t) & 1u) != 0u ? ut.w : 0.0;
+    vec3 vd = v * ut.xyz;
+    sw += v;
+    s += vd;
+    m[0] += vd.x * ut.x;
+    m[1] += vd.x * ut.y;
+    m[2] += vd.x * ut.z;
+    m[3] += vd.y * ut.y;
+    m[4] += vd.y * ut.z;
+    m[5] += vd.z * ut.z;
+}
+
 void fit_subset(uint mask, uint anchor, out vec3 e0, out vec3 e1)
 {
     float sw = 0.0;
     vec3 s = vec3(0.0);
     float m[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-#define FIT_TEXEL \
-        vec4 ut = s_U[t][B]; \
-        float v = ((mask >> t) & 1u) != 0u ? ut.w : 0.0; \
-        vec3 vd = v * ut.xyz; \
-        sw += v; \
-        s += vd; \
-        m[0] += vd.x * ut.x; \
-        m[1] += vd.x * ut.y; \
-        m[2] += vd.x * ut.z; \
-        m[3] += vd.y * ut.y; \
-        m[4] += vd.y * ut.z; \
-        m[5] += vd.z * ut.z;
+#define FIT_TEXEL moment_texel(s_U[t][B], mask, t, sw, s, m);
     if (U4B)
         TEXEL_LOOP4 {
             const uint t = t4 + j4;
@@ -953,18 +959,7 @@ void main()
             uint bits = s_p2[p];
             float sw1 = 0.0, m1[6] = float[6](0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
             vec3 s11 = vec3(0.0);
-#define P1_TEXEL \
-                vec4 ut = s_U[t][b]; \
-                float v = ((bits >> t) & 1u) != 0u ? ut.w : 0.0; \
-                vec3 vd = v * ut.xyz; \
-                sw1 += v; \
-                s11 += vd; \
-                m1[0] += vd.x * ut.x; \
-                m1[1] += vd.x * ut.y; \
-                m1[2] += vd.x * ut.z; \
-                m1[3] += vd.y * ut.y; \
-                m1[4] += vd.y * ut.z; \
-                m1[5] += vd.z * ut.z;
+#define P1_TEXEL moment_texel(s_U[t][b], bits, t, sw1, s11, m1);
             if (U4B)
                 TEXEL_LOOP4 {
                     const uint t = t4 + j4;

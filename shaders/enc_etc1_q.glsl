@@ -193,9 +193,9 @@ uint sub_best(ivec3 b, out int tb)
             const int mod = (TR && j == 0) ? 0 : ETC_MOD[t * 4 + j];
             pal[j] = clamp(b + ivec3(mod), ivec3(0), ivec3(255));
         }
-        uint e = 0u;
+        uint e = 0u; // stops once above the best, as the CPU's loop (such a table is not taken either way; helper etc2th)
         [[unroll]] for (int i = 0; i < 8; i++) {
-            if (i >= HN) break;
+            if (i >= HN || e > best) break;
             uint be = 0xffffffffu;
             [[unroll]] for (int j = 0; j < 4; j++) {
                 if (TR && j == 2) continue;

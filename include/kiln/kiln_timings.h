@@ -2,15 +2,19 @@
  * (A separate header so that kiln.h, included by every file of kiln, stays unchanged; it may be folded
  * into kiln.h.)
  *
- * The pipeline cache: when a context creates its Vulkan device it loads the driver's pipeline cache
- * from a file, and when the device is destroyed (kiln_context_free) it writes the cache back if it grew,
- * atomically (a temporary file renamed into place), so the next process skips most shader compilation.
- * The file is <dir>/pipelines-VVVV-DDDD-<driver version>-<pipelineCacheUUID>.bin with <dir>:
+ * The pipeline cache: one small file per compute pipeline, read when a context creates that pipeline
+ * (only the job's pipelines are read, not every pipeline ever made) and written when it was not there,
+ * atomically (a temporary file renamed into place), so the next process skips most shader compilation:
+ * <dir>/pipelines/VVVV-DDDD-<driver version>-<pipelineCacheUUID>-<key>.bin (key: a hash of the shader
+ * and its specialisation) with <dir>:
  *   $KILN_PIPELINE_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln.
+ * The directory is kept under $KILN_PIPELINE_CACHE_MAX_MB (default 64) by removing the least recently
+ * used files after a write (and the single 16 MB-sized files earlier versions wrote, <dir>/pipelines-*.bin).
  * KILN_PIPELINE_CACHE=0 in the environment turns it off (nothing is read or written). A file whose
- * kiln header, checksum or Vulkan pipeline cache header (VkPipelineCacheHeaderVersionOne: version,
- * vendor, device, pipelineCacheUUID) does not match the device is ignored and later replaced; it never
- * changes the encoded bytes, only how long pipeline creation takes. */
+ * kiln header, key, checksum or Vulkan pipeline cache header (VkPipelineCacheHeaderVersionOne: version,
+ * vendor, device, pipelineCacheUUID) does not match is ignored and replaced; a directory that cannot be
+ * written only costs compile time. It never changes the encoded bytes, only how long pipeline creation
+ * takes. */
 #ifndef KILN_TIMINGS_H
 #define KILN_TIMINGS_H
 
@@ -22,9 +26,9 @@ extern "C" {
 
 typedef enum kiln_pipeline_cache_state {
     KILN_PIPELINE_CACHE_OFF = 0,      /* KILN_PIPELINE_CACHE=0, no cache directory, or no device yet */
-    KILN_PIPELINE_CACHE_NEW = 1,      /* no file yet: the cache starts empty (written at kiln_context_free) */
-    KILN_PIPELINE_CACHE_LOADED = 2,   /* the file was valid and handed to the driver */
-    KILN_PIPELINE_CACHE_REJECTED = 3  /* the file was corrupt or from another device / driver: ignored */
+    KILN_PIPELINE_CACHE_NEW = 1,      /* on, no pipeline's file read (yet): files are written as pipelines are made */
+    KILN_PIPELINE_CACHE_LOADED = 2,   /* pipeline files were valid and handed to the driver (cache_files_loaded) */
+    KILN_PIPELINE_CACHE_REJECTED = 3  /* a file was corrupt or from another device / driver: ignored, replaced */
 } kiln_pipeline_cache_state;
 
 typedef struct kiln_gpu_timings {
@@ -34,10 +38,10 @@ typedef struct kiln_gpu_timings {
     uint32_t pipelines;      /* pipelines created so far */
     double alloc_ms;         /* buffer creation, memory allocation and mapping, summed */
     uint32_t allocs;         /* buffers created */
-    double cache_save_ms;    /* the last pipeline cache write (kiln_context_save_pipeline_cache) */
+    double cache_save_ms;    /* pipeline files written (at pipeline creation), summed */
     kiln_pipeline_cache_state cache_state;
-    uint64_t cache_bytes;    /* bytes of pipeline cache data loaded from the file */
-    char cache_path[1024];   /* the cache file ("" when off) */
+    uint64_t cache_bytes;    /* bytes of pipeline cache data loaded from the pipelines' files */
+    char cache_path[1024];   /* the cache's pipelines directory ("" when off) */
     char cache_note[160];    /* why a file was rejected or could not be written ("" when fine) */
     /* the device start's steps (0 when not run): instance_ms = instance_query_ms + instance_create_ms +
      * enumerate_ms + describe_ms (loader queries before vkCreateInstance, vkCreateInstance: the loader loads
@@ -45,14 +49,16 @@ typedef struct kiln_gpu_timings {
      * device_create_ms (vkCreateDevice) + device_rest_ms (command pool, pipeline cache file, query pool) */
     double instance_query_ms, instance_create_ms, enumerate_ms, describe_ms;
     double device_query_ms, device_create_ms, device_rest_ms;
+    uint32_t cache_files_loaded;  /* pipelines whose file was read and handed to the driver */
+    uint32_t cache_files_written; /* pipeline files written (missing, rejected, or the driver compiled anyway) */
 } kiln_gpu_timings;
 
 /* Fills *out with the context's GPU phase times so far (zeros and KILN_PIPELINE_CACHE_OFF when the
  * context has no device). Never creates the device. */
 KILN_API kiln_status kiln_context_gpu_timings(kiln_context *ctx, kiln_gpu_timings *out);
 
-/* Writes the device's pipeline cache to its file now if it holds data the file does not (else does
- * nothing); kiln_context_free does the same. KILN_OK also when the cache is off or there is no device. */
+/* Pipeline files are written when the pipelines are created, so this only records the device start for
+ * `auto` (<dir>/device-start). KILN_OK also when the cache is off or there is no device. */
 KILN_API kiln_status kiln_context_save_pipeline_cache(kiln_context *ctx);
 
 /* ---- `auto` for a whole job: does the CPU finish before a GPU could? ----

@@ -4,9 +4,11 @@
  * up runs on the CPU; nothing here is a verdict per format, only rates (ns per texel on 16 threads).
  *
  * The rates: `kiln compress IMG -f F -q Q --backend cpu --timings` (the "encode" phase) on the H100 host
- * (16 threads; helper f2f3, 2026-11-26): stk_generic_grassB_1024.png at fast and normal,
- * stk_generic_rock_a_512.png at high and max. Rates depend on the image (ETC1 normal: 29 ns on the rock, 68
- * on the grass) and on its size (a 4096^2 image threads better): an estimate, not a promise. sRGB / SNORM
+ * (16 threads; docs/PERFORMANCE.md, "H100 runs, 2026-11-27", device run 04:02 UTC): stk_generic_grassB_1024.png
+ * tiled into a BMP at the size where `auto`'s choice flips (4096^2 up to ~45 ns a texel, 2048^2 up to ~200, the
+ * 1024^2 PNG above). Rates depend on the image (ETC1 normal: 29 ns on the rock, 68 on the grass) and on its size
+ * (a 4096^2 image threads better): an estimate, not a promise. EAC high / max and BC6H are helper f2f3's
+ * (2026-11-26, rock_a_512; BC6H blender_city_1024x512.exr). sRGB / SNORM
  * variants share their base format's rates. */
 #include "core/internal.h"
 #include "kiln/kiln_timings.h"
@@ -22,21 +24,22 @@ typedef struct cpu_rate {
     float ns[4];        /* per texel on 16 threads: fast, normal, high, max */
 } cpu_rate;
 
-/* H100 host (16 threads, Intel Xeon, 2026-11-26 19:21 UTC): fast and normal from grassB_1024 (1 Mpix), high and
- * max from rock_a_512 (BC6H: blender_city_1024x512.exr), ns a texel */
+/* H100 host (16 threads, Intel Xeon, 2026-11-27 04:02 UTC), ns a texel; sizes: fast 4096^2 (EAC 2048^2), normal
+ * 4096^2 for BC1-BC5 (2048^2 ETC1 / ETC2 RGB / RGB A1, 1024^2 ETC2 RGBA / EAC), high 4096^2 BC1-BC4 (2048^2 BC5 / ETC),
+ * max 4096^2 BC1-BC3 (2048^2 ETC1 / ETC2 RGB / RGB A1, 1024^2 the others) */
 static const cpu_rate rates[] = {
-    {"bc1", {1.05f, 3.89f, 18.4f, 40.1f}},
-    {"bc1a", {1.05f, 3.40f, 15.4f, 32.7f}},
-    {"bc2", {2.39f, 2.87f, 13.3f, 29.1f}},
-    {"bc3", {2.35f, 3.55f, 13.0f, 28.0f}},
-    {"bc4", {1.62f, 6.70f, 28.2f, 365.5f}},
-    {"bc5", {4.55f, 12.7f, 48.7f, 675.0f}},
-    {"etc1", {1.51f, 67.8f, 38.8f, 73.1f}},
-    {"etc2-rgb", {1.71f, 80.0f, 110.1f, 173.6f}},
-    {"etc2-rgb-a1", {6.77f, 43.4f, 113.5f, 149.0f}},
-    {"etc2-rgba", {8.44f, 234.0f, 432.0f, 348.0f}},
-    {"eac-r11", {28.5f, 248.0f, 1068.0f, 1006.0f}},
-    {"eac-rg11", {58.2f, 571.0f, 2160.0f, 2229.0f}},
+    {"bc1", {0.94f, 4.13f, 12.2f, 33.8f}},
+    {"bc1a", {1.21f, 3.34f, 13.1f, 41.3f}},
+    {"bc2", {2.53f, 2.44f, 11.2f, 28.3f}},
+    {"bc3", {2.65f, 3.76f, 13.2f, 31.5f}},
+    {"bc4", {1.88f, 7.17f, 18.0f, 100.8f}},
+    {"bc5", {3.08f, 12.7f, 31.9f, 219.5f}},
+    {"etc1", {1.28f, 36.0f, 61.5f, 88.5f}},
+    {"etc2-rgb", {1.58f, 60.0f, 124.3f, 174.7f}},
+    {"etc2-rgb-a1", {7.26f, 65.6f, 88.2f, 130.4f}},
+    {"etc2-rgba", {9.00f, 273.7f, 301.5f, 321.0f}},
+    {"eac-r11", {31.9f, 201.5f, 1068.0f, 1006.0f}},
+    {"eac-rg11", {61.2f, 502.0f, 2160.0f, 2229.0f}},
     {"bc6h", {83.9f, 742.0f, 1991.0f, 5775.0f}},
 };
 

@@ -101,8 +101,10 @@ static const uint32_t bc6h_hl_cfg[4] = {4, 4, 3, 2}; /* P, K, L, R */
  * BC6H_HL_OPT): + bits 13 (BAL4), 14 (U4), 15 (U4B) since helper bc6hk, H100 2026-11-26 ~19:2x UTC (bench_bc6h --gpu-size 4096,
  * one process per row): the same bytes; with the lean shaders (BC6H_HL_LEANSH) UF16 24.15-24.20 -> 18.32 / 18.35 ms, SF16
  * 24.65 / 24.67 -> 19.39 / 19.41 (measured with kernel B's EXITB, since removed: alone +0.1 ms); alone (non-lean) BAL4
- * 24.18 -> 23.19 ms, U4 23.75, U4B 23.77 */
-#define BC6H_HL_OPT_A (BC6H_HL_OPT | 8192u | 16384u | 32768u)
+ * 24.18 -> 23.19 ms, U4 23.75, U4B 23.77. Bit 14 (U4) dropped again 2026-11-27 (lead; H100, bench_bc6h --gpu-size 4096
+ * --reps 5, one process per row, 04:05 UTC, same bytes): with the lean shaders and BAL4 it costs time: OPT 61447 -> 45063
+ * UF16 18.17 -> 17.79 ms, SF16 19.22 -> 18.69 (U4B off as well, 12295: 18.01 / 18.95; U4B alone off, 28679: 18.43 / 19.88) */
+#define BC6H_HL_OPT_A (BC6H_HL_OPT | 8192u | 32768u)
 /* the two kernels' lean shaders (enc_bc6h_hawl / enc_bc6h_hbl, KILN_BC6H_HIGH_LEANSH: less shared memory per workgroup, the
  * same bytes) by default since helper bc6hk (same run: kernel A 11744 -> 8160 bytes, kernel B 20672 -> 15680; UF16 24.18 ->
  * 18.89 ms alone, kernel A lean only 20.99, kernel B lean only 22.07): 3 = both where they apply (kernel A: AWIDE), falling
@@ -117,11 +119,10 @@ static const uint32_t bc6h_hl_cfg[4] = {4, 4, 3, 2}; /* P, K, L, R */
  * UF16 kernel min: one kernel 30.43 / 30.50 ms, two kernels 28.86 / 28.74 (OPT 1031), same bytes) */
 #define BC6H_HL_SPLIT 1
 #define BC6H_HO_WORDS 16u
-/* kernel variants of the two kernels (helper bc6hfast, 2026-11-26; each the same bytes, see run_high): the defaults of
- * KILN_BC6H_HIGH_TRIM (enc_bc6h_hat / _hbt), KILN_BC6H_HIGH_AUNROLL (kernel A enc_bc6h_hau) and KILN_BC6H_HIGH_AWIDE
- * (kernel A enc_bc6h_haw at 16 lanes; used only at 8 lanes and R = 2) */
-#define BC6H_HL_TRIM 0
-#define BC6H_HL_AUNROLL 0
+/* kernel variants of the two kernels (helper bc6hfast, 2026-11-26; each the same bytes, see run_high): the default of
+ * KILN_BC6H_HIGH_AWIDE (kernel A enc_bc6h_haw at 16 lanes; used only at 8 lanes and R = 2). (KILN_BC6H_HIGH_TRIM,
+ * enc_bc6h_hat / _hbt, and KILN_BC6H_HIGH_AUNROLL, enc_bc6h_hau, lost on the H100 and were removed by helper bc6hk,
+ * 2026-11-27; the lean shaders, KILN_BC6H_HIGH_LEANSH, trim more) */
 /* 16 (2: 32) lanes per block in kernel A by default since the H100 run of 2026-11-26 08:05 UTC (bench_bc6h --gpu-size 4096
  * --qualities high, one process per row, kernel min: UF16 28.83 / 28.82 -> 25.10 ms, SF16 28.66 -> 25.63 ms, the same
  * bytes); KILN_BC6H_HIGH_AWIDE=0: the 8-lane kernel A */
@@ -228,7 +229,7 @@ static kiln_status run_shader(kiln_context *ctx, const kiln_image *img, const ch
         }
     }
     kiln_vk_pipeline_desc desc = {
-        .shader = shader, /* split: kernel A's shader (enc_bc6h_ha; enc_bc6h_hat / _hau / _haw: KILN_BC6H_HIGH_TRIM / _AUNROLL / _AWIDE) */
+        .shader = shader, /* split: kernel A's shader (enc_bc6h_ha; enc_bc6h_haw / _hawl: KILN_BC6H_HIGH_AWIDE / _LEANSH) */
         .local_size = hl_spec ? spec_a[0] * spec_a[4] : BC6H_LOCAL_SIZE,
         .spec = hl_spec ? spec_a : &spec,
         .nspec = hl_spec ? BC6H_HL_NSPEC : qcfg ? 0 : 1,
@@ -467,7 +468,7 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
          * index choice's texel loop (and the refinement's first normal equations) rolled (AROLL; helper bc6hfast); bit 12 phase
          * 3's block ranking by merging the lanes' sorted lists (MERGE3; helper bc6hhigh); bit 13 phase 4's last round of one job
          * spread over all lane groups (BAL4; helper bc6hk); bit 14 the cheap scores' texel loop in unrolled steps of 4 (U4; helper bc6hk), bit 15 the same for phases 1 and 2's
-         * texel loops (U4B) */
+         * texel loops (U4B) (bits 16 / 17, the same in steps of 8, lost on the H100: removed, helper bc6hk 2026-11-27) */
         uint32_t opt = BC6H_HL_OPT;
         const char *oenv = getenv("KILN_BC6H_HIGH_OPT");
         if (oenv && *oenv) {
@@ -526,23 +527,14 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
                                   gpu->props.limits.maxComputeSharedMemorySize);
             bpw_b = (uint32_t)v;
         }
-        /* KILN_BC6H_HIGH_TRIM=1 (two kernels; helper bc6hfast, 2026-11-26): enc_bc6h_hat.comp + enc_bc6h_hbt.comp, each
-         * without the shared arrays only the other kernel uses (less shared memory per workgroup; the same code) */
-        int trim = BC6H_HL_TRIM;
-        KILN_TRY(env_switch(ctx, "KILN_BC6H_HIGH_TRIM", 1, "0 or 1", &trim));
-        /* KILN_BC6H_HIGH_AUNROLL=1 (two kernels; helper bc6hfast): kernel A is enc_bc6h_hau.comp, enc_bc6h_hat.comp with
-         * its 16-texel loops unrolled (as enc_bc6h_hl.comp's; the same arithmetic per texel in the same order) */
-        int aunroll = BC6H_HL_AUNROLL;
-        KILN_TRY(env_switch(ctx, "KILN_BC6H_HIGH_AUNROLL", 1, "0 or 1", &aunroll));
         /* KILN_BC6H_HIGH_AWIDE=1 (the default, BC6H_HL_AWIDE; two kernels at 8 lanes and R = 2, the defaults; helper
          * bc6hfast): kernel A is enc_bc6h_haw.comp at 16 lanes per block (4 blocks per workgroup), its exact measure in
          * groups of 4 lanes as the 8-lane kernel's (the same partial sums; 4 jobs at once instead of 2); =2: at 32 lanes
          * (2 blocks per workgroup, all 5 jobs at once); =0: enc_bc6h_ha.comp at 8 lanes */
-        int awide = split && lanes == 8u && cfg[3] == 2u && !aunroll ? BC6H_HL_AWIDE : 0; /* the default where it applies */
+        int awide = split && lanes == 8u && cfg[3] == 2u ? BC6H_HL_AWIDE : 0; /* the default where it applies */
         KILN_TRY(env_switch(ctx, "KILN_BC6H_HIGH_AWIDE", 3, "0, 1 (16 lanes), 2 (32 lanes) or 3 (20 lanes)", &awide));
-        if (awide && (!split || lanes != 8u || cfg[3] != 2u || aunroll))
-            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
-                              "KILN_BC6H_HIGH_AWIDE=1: only with two kernels, 8 lanes, R = 2 and without KILN_BC6H_HIGH_AUNROLL");
+        if (awide && (!split || lanes != 8u || cfg[3] != 2u))
+            return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_BC6H_HIGH_AWIDE=%d: only with two kernels, 8 lanes and R = 2", awide);
         /* =3 (helper bc6hhigh, 2026-11-26): kernel A at 20 lanes per block (3 blocks per workgroup of 60), so its exact
          * measure's 5 lane groups of 4 measure all K + 1 = 5 jobs at once; the bits that assume 32 / lanes partitions per
          * lane (RANKV, PAIR1) are refused there */
@@ -557,25 +549,23 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
             opt = BC6H_HL_OPT_A;
             hl_spec[7] = opt;
         }
-        /* the default: BC6H_HL_LEANSH where it applies (two kernels without TRIM; kernel A with AWIDE) and no OPT bit needs
-         * the plain shaders' arrays */
-        int leansh = split && !trim ? BC6H_HL_LEANSH & (awide ? 3 : 2) : 0;
+        /* the default: BC6H_HL_LEANSH where it applies (two kernels; kernel A with AWIDE) and no OPT bit needs the plain
+         * shaders' arrays */
+        int leansh = split ? BC6H_HL_LEANSH & (awide ? 3 : 2) : 0;
         if ((opt & 64u) != 0u) leansh &= 2;
         if ((opt_b & 2u) && (opt_b & 24u)) leansh &= 1;
         KILN_TRY(env_switch(ctx, "KILN_BC6H_HIGH_LEANSH", 3, "0, 1 (kernel A), 2 (kernel B) or 3 (both)", &leansh));
-        if (leansh && (!split || trim || ((leansh & 1) && !awide)))
+        if (leansh && (!split || ((leansh & 1) && !awide)))
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
-                              "KILN_BC6H_HIGH_LEANSH=%d: only with two kernels, without KILN_BC6H_HIGH_TRIM, kernel A (1, 3) with AWIDE", leansh);
+                              "KILN_BC6H_HIGH_LEANSH=%d: only with two kernels, kernel A (1, 3) with AWIDE", leansh);
         if (((leansh & 1) && (opt & 64u)) || ((leansh & 2) && (opt_b & 2u) && (opt_b & 24u)))
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
                               "KILN_BC6H_HIGH_LEANSH=%d: not with KILN_BC6H_HIGH_OPT bit 6 (LINE) in kernel A or bits 3, 4 (REFSH, RECOMP) in "
                               "kernel B", leansh);
         const char *shader = !split ? bc6h_hl_shader(opt)
                              : awide ? ((leansh & 1) ? "enc_bc6h_hawl" : "enc_bc6h_haw")
-                             : aunroll ? "enc_bc6h_hau"
-                             : trim ? "enc_bc6h_hat"
-                                    : "enc_bc6h_ha";
-        return run_shader(ctx, img, shader, trim ? "enc_bc6h_hbt" : (leansh & 2) ? "enc_bc6h_hbl" : "enc_bc6h_hb", sf, lanes, cfg, hl_spec,
+                                     : "enc_bc6h_ha";
+        return run_shader(ctx, img, shader, (leansh & 2) ? "enc_bc6h_hbl" : "enc_bc6h_hb", sf, lanes, cfg, hl_spec,
                           split ? (int)bpw_b : 0,
                           awide == 3 ? 20u : awide ? 8u << awide : 0u, subgroup_size, dst);
     }

@@ -123,20 +123,30 @@ struct kiln_gpu {
      * (kiln__gpu_mip_alpha_stats_get) */
     uint64_t mip_alpha_count[3];
     /* phase times (kiln_context_gpu_timings, include/kiln/kiln_timings.h) and the on-disk pipeline cache
-     * (vk_pcache.c): its file ("" = off), state, bytes loaded, the data size the file holds */
+     * (vk_pcache.c): its directory ("" = off) and the device's file name prefix, state, bytes loaded, bytes
+     * written, pipeline files loaded and written */
     double t_instance_ms, t_device_ms, t_pipeline_ms, t_alloc_ms, t_cache_save_ms;
     double t_start_origin, t_start_steps[KILN_VK_STEPS]; /* the device start's steps (kiln_gpu_timings) */
     uint32_t t_pipelines, t_allocs;
     char pcache_path[1024];
+    char pcache_prefix[80];
     char pcache_note[160];
     int pcache_state;
     uint64_t pcache_loaded, pcache_file_bytes;
+    uint32_t pcache_files_loaded, pcache_files_written;
 };
 
-/* The on-disk pipeline cache (vk_pcache.c): called by create_device before vkCreatePipelineCache (fills
- * gpu->pcache_*; *data is malloc'd initial data or NULL), and by the device's destruction / the public
- * save call (writes the cache when it holds more than the file). */
+/* The on-disk pipeline cache, one file per pipeline (vk_pcache.c): kiln__vk_pcache_load is called by
+ * create_device (sets the directory and state; reads nothing, *data = NULL); kiln_vk_pipeline_get computes
+ * the pipeline's key, opens a VkPipelineCache of its own from the pipeline's file (VK_NULL_HANDLE when the
+ * cache is off: use gpu->cache), creates the pipeline with it and closes it (writing the file when it was
+ * missing, rejected or the driver's data grew; `created` 0: write nothing). kiln__vk_pcache_save: nothing
+ * left to write (kept for the device's destruction). */
 void kiln__vk_pcache_load(kiln_gpu *gpu, void **data, size_t *size);
+uint64_t kiln__vk_pcache_key(const kiln_gpu *gpu, const kiln_vk_pipeline *p, const void *code, size_t code_size,
+                             uint32_t flags);
+VkPipelineCache kiln__vk_pcache_open(kiln_gpu *gpu, uint64_t key, size_t *loaded);
+void kiln__vk_pcache_close(kiln_gpu *gpu, VkPipelineCache c, uint64_t key, size_t loaded, int created);
 kiln_status kiln__vk_pcache_save(kiln_context *ctx, kiln_gpu *gpu);
 double kiln__vk_now_ms(void);
 

@@ -449,7 +449,8 @@ static kiln_status create_device(kiln_context *ctx, kiln_gpu *gpu, int index)
         .queueFamilyIndex = gpu->queue_family,
     };
     KILN_VK_TRY(ctx, vkCreateCommandPool, (gpu->device, &cpci, NULL, &gpu->cmd_pool));
-    /* the pipeline cache starts from its file when one matches this device and driver (vk_pcache.c) */
+    /* the on-disk pipeline cache: one file per pipeline, read as pipelines are created (vk_pcache.c); the
+     * device's own cache (gpu->cache) starts empty and serves only when that is off */
     void *pc_data = NULL;
     size_t pc_size = 0;
     kiln__vk_pcache_load(gpu, &pc_data, &pc_size);

@@ -317,8 +317,13 @@ static kiln_status pipeline_get(kiln_context *ctx, kiln_gpu *gpu, const kiln_vk_
                 },
             .layout = p->layout,
         };
-        st = kiln_vk_check(ctx, vkCreateComputePipelines(gpu->device, gpu->cache, 1, &cpci, NULL, &p->pipeline),
+        /* the pipeline's own cache from its file (vk_pcache.c), written back when it was not there */
+        const uint64_t key = kiln__vk_pcache_key(gpu, p, blob->code, blob->size, (uint32_t)cpci.flags);
+        size_t loaded = 0;
+        VkPipelineCache pc = kiln__vk_pcache_open(gpu, key, &loaded);
+        st = kiln_vk_check(ctx, vkCreateComputePipelines(gpu->device, pc ? pc : gpu->cache, 1, &cpci, NULL, &p->pipeline),
                            "vkCreateComputePipelines");
+        kiln__vk_pcache_close(gpu, pc, key, loaded, st == KILN_OK);
         if (st != KILN_OK)
             kiln__fail(ctx, st, "vkCreateComputePipelines failed for shader %s (%s)", d->shader, kiln_last_error(ctx));
     }

@@ -56,14 +56,16 @@ if [ "$rc" != 5 ]; then # 5: no usable Vulkan device
     check_lines "$TMP/g1"
     grep -Eq "^  pipelines +[0-9.]+  \([1-9][0-9]* created; warm-up encode on the device thread\)" "$TMP/g1" ||
         fail "GPU run 1: no pipelines created by the warm-up: $(cat "$TMP/g1")"
-    grep -q "^pipeline cache: new (empty), $TMP/cache/pipelines-" "$TMP/g1" || fail "GPU run 1: cache not new: $(cat "$TMP/g1")"
-    f=$(ls "$TMP"/cache/pipelines-*.bin 2> /dev/null | head -1)
+    grep -Eq "^pipeline cache: new, 0 pipeline files read \(0 bytes\), [1-9][0-9]* written, $TMP/cache/pipelines" "$TMP/g1" ||
+        fail "GPU run 1: cache not new: $(cat "$TMP/g1")"
+    f=$(ls "$TMP"/cache/pipelines/*.bin 2> /dev/null | head -1) # one file per pipeline
     [ -n "$f" ] || fail "GPU run 1 wrote no pipeline cache file"
-    [ -n "$f" ] && [ "$(head -c 7 "$f")" = "KILNPC1" ] || fail "the cache file has no kiln header"
-    ls "$TMP"/cache | grep -q tmp && fail "a temporary file was left in the cache directory: $(ls "$TMP/cache")"
+    [ -n "$f" ] && [ "$(head -c 7 "$f")" = "KILNPC2" ] || fail "the cache file has no kiln header"
+    ls "$TMP"/cache/pipelines | grep -q tmp && fail "a temporary file was left in the cache directory: $(ls "$TMP/cache/pipelines")"
     "$KILN" compress "$IN" -f bc1 -q fast --backend vulkan -o "$TMP/g2.ktx2" --quiet --timings 2> "$TMP/g2" ||
         fail "GPU run 2 failed"
-    grep -q "^pipeline cache: loaded, [0-9]* bytes" "$TMP/g2" || fail "GPU run 2: cache not loaded: $(cat "$TMP/g2")"
+    grep -Eq "^pipeline cache: loaded, [1-9][0-9]* pipeline files? read \([0-9]+ bytes\), 0 written" "$TMP/g2" ||
+        fail "GPU run 2: cache not loaded: $(cat "$TMP/g2")"
     # corrupt file: ignored (same bytes out), then replaced by a valid one
     if [ -n "$f" ]; then
         head -c 100 /dev/urandom > "$f"
@@ -71,7 +73,7 @@ if [ "$rc" != 5 ]; then # 5: no usable Vulkan device
             fail "GPU run with a corrupt cache failed"
         grep -q "^pipeline cache: rejected" "$TMP/g3" || fail "corrupt cache not rejected: $(cat "$TMP/g3")"
         cmp -s "$TMP/g3.ktx2" "$TMP/cpu.ktx2" || fail "corrupt cache: the bytes differ from the CPU's"
-        [ "$(head -c 7 "$f")" = "KILNPC1" ] || fail "the corrupt cache file was not replaced"
+        [ "$(head -c 7 "$f")" = "KILNPC2" ] || fail "the corrupt cache file was not replaced"
     fi
     # off: nothing read or written
     rm -rf "$TMP/cache"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# run.sh BUILD_DIR SECONDS - runs every libFuzzer target BUILD_DIR/fuzz_* for SECONDS each and fails on
-# any crash, leak, timeout or out-of-memory. Build the targets first:
+# run.sh BUILD_DIR SECONDS [JOBS] - runs every libFuzzer target BUILD_DIR/fuzz_* for SECONDS each and fails on
+# any crash, leak, timeout or out-of-memory; JOBS targets at a time (default 1; scripts/test.sh passes the
+# number of cores: each target is one single-threaded process, so it gets the same SECONDS of a core). Build the
+# targets first:
 #   cmake -S . -B build-fuzz -DKILN_FUZZ=ON -DCMAKE_C_COMPILER=clang -DKILN_TESTS=OFF -DKILN_VULKAN=OFF
 #   cmake --build build-fuzz -j2
 # Each target is seeded from a corpus generated here: the target's own kiln-written files (targets that
@@ -8,10 +10,11 @@
 # testdata PNG (container targets) and the small files of the testdata folder (image/genome targets).
 # The corpus grows in BUILD_DIR/fuzz-corpus/<target> across runs; crash inputs land in
 # BUILD_DIR/fuzz-artifacts/<target>/. Environment: KILN_TESTDATA (default: ../shared/testdata next to
-# the source tree), FUZZ_JOBS is not used (one target at a time: the machine is shared).
+# the source tree).
 set -u
-BUILD=${1:?usage: run.sh BUILD_DIR SECONDS}
-SECONDS_EACH=${2:?usage: run.sh BUILD_DIR SECONDS}
+BUILD=${1:?usage: run.sh BUILD_DIR SECONDS [JOBS]}
+SECONDS_EACH=${2:?usage: run.sh BUILD_DIR SECONDS [JOBS]}
+JOBS=${3:-1}
 HERE=$(cd "$(dirname "$0")" && pwd)
 TESTDATA=${KILN_TESTDATA:-$HERE/../../../shared/testdata}
 BUILD=$(cd "$BUILD" && pwd)
@@ -20,9 +23,9 @@ shopt -s nullglob
 targets=("$BUILD"/fuzz_*)
 [ ${#targets[@]} -gt 0 ] || { echo "run.sh: no fuzz_* targets in $BUILD (configure with -DKILN_FUZZ=ON)"; exit 1; }
 
-fail=0
-for t in "${targets[@]}"; do
-  [ -x "$t" ] && [ -f "$t" ] || continue
+# fuzz_one TARGET: seeds, then the run; prints its lines (run.sh prints them in target order), status 1 on failure
+fuzz_one() {
+  local t=$1 name seeds corpus art rc
   name=$(basename "$t")
   seeds="$BUILD/fuzz-seeds/$name" corpus="$BUILD/fuzz-corpus/$name" art="$BUILD/fuzz-artifacts/$name"
   rm -rf "$seeds"; mkdir -p "$seeds" "$corpus" "$art"
@@ -51,8 +54,26 @@ for t in "${targets[@]}"; do
   if [ $rc -ne 0 ]; then
     echo "FAIL: $name exited with $rc; log: $BUILD/fuzz-$name.log; inputs: $art/"
     grep -A25 -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|==ERROR" "$BUILD/fuzz-$name.log" | head -40
-    fail=1
+    return 1
   fi
+  return 0
+}
+
+fail=0
+run=()
+for t in "${targets[@]}"; do
+  [ -x "$t" ] && [ -f "$t" ] || continue
+  name=$(basename "$t")
+  run+=("$name")
+  rm -f "$BUILD/fuzz-$name.rc"
+  # at most JOBS at a time; each writes its lines to a file, printed below in target order
+  while [ "$(jobs -pr | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  ( fuzz_one "$t" > "$BUILD/fuzz-$name.out" 2>&1; echo $? > "$BUILD/fuzz-$name.rc" ) &
+done
+wait
+for name in "${run[@]}"; do
+  cat "$BUILD/fuzz-$name.out"
+  [ "$(cat "$BUILD/fuzz-$name.rc" 2>/dev/null)" = 0 ] || fail=1
 done
 [ $fail = 0 ] && echo "fuzz: all targets clean" || echo "fuzz: FAILURES"
 exit $fail

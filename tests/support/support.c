@@ -130,6 +130,13 @@ int kt_sanitized(void)
 #endif
 }
 
+int kt_gpu_light(void)
+{
+    const char *e = getenv("KILN_TEST_GPU_LIGHT");
+    if (e && *e) return strcmp(e, "0") != 0;
+    return kt_sanitized();
+}
+
 uint32_t kt_subgroup_sizes_multi(kiln_context *gpu)
 {
     const uint32_t s = kiln__gpu_subgroup_sizes(gpu);
@@ -148,7 +155,12 @@ int kt_have_vulkan(void)
 
 int kt_gpu_contexts(kiln_context **gpu, kiln_context **cpu, uint32_t cpu_threads)
 {
-    setenv("KILN_VK_VALIDATION", "1", 1);
+    /* KILN_TEST_VK_VALIDATION=0: without the layer (scripts/test.sh, sanitised build only; see support.h) */
+    const char *tv = getenv("KILN_TEST_VK_VALIDATION");
+    if (tv && strcmp(tv, "0") == 0)
+        unsetenv("KILN_VK_VALIDATION");
+    else
+        setenv("KILN_VK_VALIDATION", "1", 1);
     *gpu = *cpu = NULL;
     if (!kt_have_vulkan()) return 0;
     *gpu = kt_context(2, KILN_BACKEND_VULKAN);

@@ -46,6 +46,14 @@ kiln_status kt_encode_cpu_cached(kiln_context *ctx, const kiln_image *img, const
  * thinned out there. */
 int kt_sanitized(void);
 
+/* 1 when the GPU tests run light: every host path, format and option once, on small images, instead of the full
+ * matrix of shader variants (opt-in bits, lane counts, designs: the same host code with other specialisation
+ * constants). KILN_TEST_GPU_LIGHT=1 in the environment turns it on, =0 off; unset, it follows kt_sanitized().
+ * scripts/test.sh sets it for the sanitised build's ctest: ASan / UBSan instrument kiln's host code, while the
+ * shaders run inside lavapipe, uninstrumented, so a variant matrix there repeats the same host code, and every
+ * pipeline costs ~1 s of CPU under ASan. The Release build's ctest runs the full matrix (tests/README.md). */
+int kt_gpu_light(void);
+
 /* kiln__gpu_subgroup_sizes(gpu) on a device with several subgroup sizes, 0 on a device with one (lavapipe: 8, NVIDIA:
  * 32): there a pipeline that requires the size is the default's code again (another cache key, another LLVM compile on
  * lavapipe), so the tests compare a required size once per test file (with kiln__gpu_subgroup_sizes) and take this for
@@ -56,7 +64,12 @@ uint32_t kt_subgroup_sizes_multi(kiln_context *gpu);
 int kt_have_vulkan(void);
 /* The two contexts of a GPU test: *gpu on the Vulkan backend (lavapipe allowed) and *cpu on the CPU with
  * cpu_threads threads, with the Vulkan validation layer turned on first (KILN_VK_VALIDATION=1). Both stay
- * NULL when there is no Vulkan device (the tests then skip). Returns -1 when a context cannot be made. */
+ * NULL when there is no Vulkan device (the tests then skip). Returns -1 when a context cannot be made.
+ * KILN_TEST_VK_VALIDATION=0 in the environment: no validation layer. scripts/test.sh sets it for the sanitised
+ * build's ctest only: the layer checks the Vulkan calls, which are the same in every build (the Release ctest
+ * checks them, with the full test matrix), and under ASan its SPIR-V checks of every pipeline (uninstrumented
+ * code whose allocations go through ASan's allocator) were ~60 % of a GPU test's CPU time (test_gpu_encode_bc's
+ * dither_identical: 53 -> 21 CPU s, 2026-11-27). */
 int kt_gpu_contexts(kiln_context **gpu, kiln_context **cpu, uint32_t cpu_threads);
 
 /* The GPU tests' cmocka group fixture: *state points at a kt_gpu_fixture made by kt_gpu_contexts with a

@@ -487,6 +487,7 @@ static void bc1_bc3_high_max_identical(void **state)
                 for (int variant = 0; variant < 3; variant++) {
                     /* lavapipe time: the 156x156 crop once per format and quality */
                     if (variant > 0 && strstr(fx->name[i], "stone")) continue;
+                    if (kt_gpu_light() && i % 3 != 0) continue; /* light run: 3 of the 9 images */
                     kiln_encode_params ep;
                     kiln_encode_params_init(&ep, fmts[k], (kiln_quality)q);
                     if (variant == 1) ep.perceptual = 1;
@@ -588,6 +589,7 @@ static void bc1_cf_designs_identical(void **state)
         crop(&src, crops[i].x, crops[i].y, crops[i].w, crops[i].h, &img);
         kiln_image_free(&src);
         for (int design = 1; design <= 2; design++) {
+            if (kt_gpu_light() && i > 0) break; /* light run: the first crop */
             setenv("KILN_GPU_CF_DESIGN", design == 1 ? "1" : "2", 1);
             for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
                 for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++) {
@@ -602,7 +604,7 @@ static void bc1_cf_designs_identical(void **state)
                 }
             /* design 2 splits its rounds over 8..64 invocations per block: the same bytes */
             if (design == 2)
-                for (int l = 16; l <= 64; l *= 2) {
+                for (int l = 16; l <= (kt_gpu_light() ? 16 : 64); l *= 2) { /* light run: 16 */
                     char lanes[16];
                     snprintf(lanes, sizeof lanes, "%d", l);
                     setenv("KILN_GPU_CF_LANES", lanes, 1);
@@ -619,8 +621,8 @@ static void bc1_cf_designs_identical(void **state)
     if (!loaded) skip();
     /* a whole 1024^2 photo at BC1 max, both designs (on the H100, 2026-11-25 21:13 UTC, design 2 gave
      * other bytes here while every crop above matched; lavapipe matches): the first differing block */
-    kiln_image big;
-    if (kiln_image_load(fx->cpu, kt_testdata("ldr/stk_generic_grassB_1024.png"), &big) == KILN_OK) {
+    kiln_image big; /* not in the light run: the crops' host path on a large image (lavapipe time) */
+    if (!kt_gpu_light() && kiln_image_load(fx->cpu, kt_testdata("ldr/stk_generic_grassB_1024.png"), &big) == KILN_OK) {
         /* design 4 here: design 3 split into search and refine passes (KILN_GPU_CF_OPT 417 = 33 + 128 + 256,
          * helper bc1split) */
         for (int design = 1; design <= 4; design++) {
@@ -692,10 +694,11 @@ static void bc1_cf3_variants_identical(void **state)
         /* lavapipe time (each variant compiles its own pipelines): variants that together have every bit both on
          * and off - 0 (none), 32 (bit 5 alone), 417 (split, source texels), 1952 (split with two entries per
          * iteration and one refine invocation per candidate, bit 0 off) and the high default 24481 (all of them);
-         * the sanitised build, whose host code differs only between one pass and the split, runs 0, 417 and
-         * 24481; KILN_TEST_BC1_FULL=1: all */
+         * the light run (kt_gpu_light: the sanitised build), whose host code differs only between one pass and the
+         * split, runs 0 and 417; KILN_TEST_BC1_FULL=1: all */
         const int full = getenv("KILN_TEST_BC1_FULL") && getenv("KILN_TEST_BC1_FULL")[0] == '1';
-        if (!full && opt != 0 && opt != 417 && opt != 24481 && (kt_sanitized() || (opt != 32 && opt != 1952))) continue;
+        if (!full && opt != 0 && opt != 417 && opt != 24481 && (kt_gpu_light() || (opt != 32 && opt != 1952))) continue;
+        if (!full && kt_gpu_light() && opt == 24481) continue; /* the high default: bc1_bc3_high_max_identical */
         char o[8];
         snprintf(o, sizeof o, "%u", opt);
         setenv("KILN_GPU_CF_DESIGN", "3", 1);
@@ -831,6 +834,8 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
          * bit's code (each bit alone: KILN_TEST_BC1_FULL=1) */
         const int full = getenv("KILN_TEST_BC1_FULL") && getenv("KILN_TEST_BC1_FULL")[0] == '1';
         if (!full && oi >= 1 && oi < 8) continue;
+        /* light run: the max default (split) and the one-pass variant; the high default runs in bc1_bc3_high_max */
+        if (!full && kt_gpu_light() && (oi == 0 || oi == 9)) continue;
         char o[16];
         snprintf(o, sizeof o, "%u", opts[oi]);
         setenv("KILN_GPU_CF_DESIGN", "3", 1);
@@ -1057,6 +1062,7 @@ static void dither_identical(void **state)
         for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
             for (int i = -1; i < fx->nimg; i++) {
                 if (i < 0 && !have_grad) continue;
+                if (kt_gpu_light() && i > 0 && i != 3) continue; /* light run: the gradient, a crop, 31x57 */
                 const kiln_image *img = i < 0 ? &grad : &fx->img[i];
                 const char *name = i < 0 ? "softwaves 128x96" : fx->name[i];
                 /* lavapipe time: the large random / textured crops not at max */

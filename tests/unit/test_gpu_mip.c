@@ -158,7 +158,7 @@ static void every_strategy_size_and_mode(void **state)
     for (size_t si = 0; si < NSIZES; si++) {
         for (int mode = 0; mode < NMODES; mode++) {
             /* sanitised build (ASan's time; its purpose is the host code): one pixel mode per size, in turn */
-            if (kt_sanitized() && (size_t)mode != si % NMODES) continue;
+            if (kt_gpu_light() && (size_t)mode != si % NMODES) continue;
             kiln_image img;
             make_image(&rng, mode, sizes[si][0], sizes[si][1], &img);
             kiln_image *refs = make_refs(fx, &img, 1);
@@ -343,7 +343,7 @@ static void fast_path_same_bytes(void **state)
     static const char *fname[] = {"per-level", "pyramid"};
     for (size_t si = 0; si < sizeof fs / sizeof fs[0]; si++) {
         for (int mode = 0; mode < NMODES; mode++) {
-            if (kt_sanitized() && (size_t)mode != si % NMODES) continue; /* ASan's time: one mode per size, in turn */
+            if (kt_gpu_light() && (size_t)mode != si % NMODES) continue; /* ASan's time: one mode per size, in turn */
             kiln_image imgs[3];
             for (uint32_t k = 0; k < fs[si][2]; k++) make_image(&rng, mode, fs[si][0], fs[si][1], &imgs[k]);
             for (size_t k = 0; k < 2; k++) {
@@ -427,7 +427,7 @@ static void single_pass_same_bytes(void **state)
             const uint32_t W = ss[si][0], H = ss[si][1], count = ss[si][2], L = kiln_mip_level_count(W, H);
             if (mode != MODE_SRGB_ALPHA && (uint64_t)W * H * count > 200000) continue; /* the ASan run's time */
             /* sanitised build: sRGB (with the hybrid's chains) on every entry, linear and float on every second */
-            if (kt_sanitized() && mode != MODE_SRGB_ALPHA && si % 2 != (size_t)(mode - 1)) continue;
+            if (kt_gpu_light() && mode != MODE_SRGB_ALPHA && si % 2 != (size_t)(mode - 1)) continue;
             kiln_image imgs[16];
             for (uint32_t k = 0; k < count; k++) make_image(&rng, mode, W, H, &imgs[k]);
             size_t n0, n1;

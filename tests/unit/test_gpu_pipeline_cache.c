@@ -1,8 +1,11 @@
-/* test_gpu_pipeline_cache.c - the on-disk Vulkan pipeline cache (src/gpu/vk_pcache.c, kiln_timings.h) in a
- * temporary KILN_PIPELINE_CACHE_DIR: written, loaded by the next context, a corrupt / truncated / foreign
- * file (another device, another driver's cache UUID, a bad checksum) ignored without changing a byte and then
- * replaced, KILN_PIPELINE_CACHE=0 reads and writes nothing; and the device started on another thread (as
- * `kiln compress` does while it reads the input) gives the CPU's bytes. Lavapipe is enough. */
+/* test_gpu_pipeline_cache.c - the on-disk Vulkan pipeline cache, one file per pipeline (src/gpu/vk_pcache.c,
+ * kiln_timings.h) in a temporary KILN_PIPELINE_CACHE_DIR: written as pipelines are created, read by the next
+ * context, a corrupt / truncated / foreign file (another device, another driver's cache UUID, another
+ * pipeline's key, a bad checksum) ignored without changing a byte and then replaced, a read-only directory
+ * only noted, the oldest files (and an earlier version's single file, and stale temporary files) evicted
+ * beyond KILN_PIPELINE_CACHE_MAX_MB, KILN_PIPELINE_CACHE=0 reads and writes nothing; and the device started
+ * on another thread (as `kiln compress` does while it reads the input) gives the CPU's bytes. Lavapipe is
+ * enough. */
 #include "support.h"
 
 #include "kiln/kiln_timings.h"
@@ -13,9 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
-static char g_dir[1024];
+#define PC_HEAD 32 /* vk_pcache.c's file header */
+
+static char g_dir[1024], g_pdir[1100]; /* the cache directory, its pipelines/ directory */
 
 static int setup(void **state)
 {
@@ -31,6 +37,7 @@ static int setup(void **state)
         if (!mkdtemp(g_dir)) return -1;
     }
     setenv("KILN_PIPELINE_CACHE_DIR", g_dir, 1);
+    snprintf(g_pdir, sizeof g_pdir, "%s/pipelines", g_dir);
     return 0;
 }
 
@@ -52,6 +59,8 @@ static void remove_dir(const char *dir)
 static int teardown(void **state)
 {
     (void)state;
+    chmod(g_pdir, 0700);
+    remove_dir(g_pdir);
     remove_dir(g_dir);
     return 0;
 }
@@ -66,6 +75,28 @@ static int count_files(const char *dir)
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
     closedir(d);
     return n;
+}
+
+/* the first *.bin file of dir into path (0 when none); *bytes = the data bytes (size - header) of all */
+static int first_bin(const char *dir, char *path, size_t cap, uint64_t *bytes)
+{
+    DIR *d = opendir(dir);
+    int found = 0;
+    *bytes = 0;
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 5 || strcmp(e->d_name + l - 4, ".bin")) continue;
+        char p[1400];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat sb;
+        assert_int_equal(stat(p, &sb), 0);
+        *bytes += (uint64_t)sb.st_size - PC_HEAD;
+        if (!found) snprintf(path, cap, "%s", p), found = 1;
+    }
+    closedir(d);
+    return found;
 }
 
 static void test_image(kiln_image *img, uint64_t seed)
@@ -132,15 +163,55 @@ static void put64(uint8_t *p, uint64_t v)
     for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* A device of its own that only loads the cache: its state and note. */
-static kiln_gpu_timings load_only(void)
+/* A device of its own that encodes img (reading the pipelines' files): its state and note; the CPU's bytes. */
+static kiln_gpu_timings encode_once(const kiln_image *img, const uint8_t *ref)
 {
     kiln_context *ctx = kt_context(1, KILN_BACKEND_VULKAN);
     assert_non_null(ctx);
     assert_int_equal(kiln_context_backend(ctx), KILN_BACKEND_VULKAN);
+    size_t n = 0;
+    uint8_t *out = encode(ctx, img, &n);
+    assert_memory_equal(out, ref, n);
+    free(out);
     kiln_gpu_timings t = timings_of(ctx);
-    kiln_context_free(ctx); /* created no pipeline: writes nothing */
+    kiln_context_free(ctx);
     return t;
+}
+
+/* 5: eviction beyond KILN_PIPELINE_CACHE_MAX_MB=1 after a write: the oldest files first (never the one just
+ * written), an earlier version's single file and a stale temporary file removed */
+static char g_old[3][1400], g_legacy[1400], g_tmpf[1400];
+
+static void evict_setup(void)
+{
+    uint8_t *junk = calloc(1, 600 << 10);
+    assert_non_null(junk);
+    for (int k = 0; k < 3; k++) {
+        snprintf(g_old[k], sizeof g_old[k], "%s/0000-0000-00000000-old%d-0000000000000000.bin", g_pdir, k);
+        write_all(g_old[k], junk, 600 << 10);
+        struct timeval tv[2] = {{1000000000 + k * 100, 0}, {1000000000 + k * 100, 0}}; /* k = 0 oldest */
+        assert_int_equal(utimes(g_old[k], tv), 0);
+    }
+    snprintf(g_legacy, sizeof g_legacy, "%s/pipelines-0005-0000-00000001-0000.bin", g_dir);
+    write_all(g_legacy, junk, 16);
+    snprintf(g_tmpf, sizeof g_tmpf, "%s/x.bin.tmp-AbCdEf", g_pdir);
+    write_all(g_tmpf, junk, 16);
+    struct timeval tv[2] = {{1000000000, 0}, {1000000000, 0}};
+    assert_int_equal(utimes(g_tmpf, tv), 0);
+    free(junk);
+    setenv("KILN_PIPELINE_CACHE_MAX_MB", "1", 1);
+}
+
+static void evict_check(const char *written)
+{
+    unsetenv("KILN_PIPELINE_CACHE_MAX_MB");
+    assert_int_equal(access(g_old[0], F_OK), -1); /* 1.8 MB + the new file: the two oldest go */
+    assert_int_equal(access(g_old[1], F_OK), -1);
+    assert_int_equal(access(g_old[2], F_OK), 0);
+    assert_int_equal(access(written, F_OK), 0);
+    assert_int_equal(access(g_legacy, F_OK), -1);
+    assert_int_equal(access(g_tmpf, F_OK), -1);
+    unlink(g_old[2]);
 }
 
 static void round_trip_and_rejects(void **state)
@@ -157,78 +228,92 @@ static void round_trip_and_rejects(void **state)
     uint8_t *ref = encode(cpu, &img, &n);
     kiln_context_free(cpu);
 
-    /* 1: no file: new; the save writes it */
+    /* 1: no file: new; each pipeline's file written as it is created */
     kiln_context *g1 = kt_context(1, KILN_BACKEND_VULKAN);
     uint8_t *a = encode(g1, &img, &n);
     assert_memory_equal(a, ref, n);
     kiln_gpu_timings t = timings_of(g1);
     assert_int_equal(t.cache_state, KILN_PIPELINE_CACHE_NEW);
     assert_true(t.pipelines >= 1);
-    assert_true(!strncmp(t.cache_path, g_dir, strlen(g_dir)));
+    assert_int_equal(t.cache_files_written, t.pipelines);
+    assert_int_equal(t.cache_files_loaded, 0);
+    assert_string_equal(t.cache_path, g_pdir);
     assert_int_equal(kiln_context_save_pipeline_cache(g1), KILN_OK);
     assert_int_equal(kt_gpu_validation_messages(g1), 0);
     kiln_context_free(g1);
     free(a);
-    assert_int_equal(count_files(g_dir), 1); /* the file, no temporary left */
-    char path[1024];
-    snprintf(path, sizeof path, "%s", t.cache_path);
+    const uint32_t npipes = t.pipelines;
+    assert_int_equal(count_files(g_pdir), (int)npipes); /* the files, no temporary left */
+    char path[1400];
+    uint64_t all = 0;
+    assert_true(first_bin(g_pdir, path, sizeof path, &all));
     size_t fn = 0;
     uint8_t *file = read_all(path, &fn);
-    assert_true(fn >= 24 + 32);
-    assert_memory_equal(file, "KILNPC1", 8);
+    assert_true(fn >= PC_HEAD + 32);
+    assert_memory_equal(file, "KILNPC2", 8);
 
-    /* 2: loaded, same bytes */
+    /* 2: loaded, same bytes, nothing written */
     kiln_context *g2 = kt_context(1, KILN_BACKEND_VULKAN);
     uint8_t *b = encode(g2, &img, &n);
     assert_memory_equal(b, ref, n);
     t = timings_of(g2);
     assert_int_equal(t.cache_state, KILN_PIPELINE_CACHE_LOADED);
-    assert_int_equal(t.cache_bytes, fn - 24);
+    assert_int_equal(t.cache_files_loaded, npipes);
+    assert_int_equal(t.cache_files_written, 0);
+    assert_int_equal(t.cache_bytes, all);
     kiln_context_free(g2);
     free(b);
 
-    /* 3: foreign and broken files are ignored */
+    /* 3: foreign and broken files are ignored (the same bytes) and replaced by a valid one (each case compiles
+     * the pipeline again on lavapipe: the Vulkan header's vendor, version and size checks, next to the UUID's,
+     * are left out for CI time). The last case's write also evicts (5 below) */
     struct {
         size_t off;    /* byte flipped (0 = none) */
         int fix_sum;   /* recompute the checksum after the flip */
         size_t cut;    /* bytes cut off the end */
         const char *why;
     } cases[] = {
-        {24 + 16, 1, 0, "another driver"},  /* pipelineCacheUUID */
-        {24 + 8, 1, 0, "another device"},   /* vendorID */
-        {24 + 4, 1, 0, "header version"},   /* headerVersion */
-        {24 + 0, 1, 0, "header size"},      /* headerSize (x ^ 0xff > 32 bytes only when the data is short) */
-        {fn - 1, 0, 0, "checksum"},         /* a data byte, checksum left */
-        {0, 0, 1, "length"},                /* truncated */
-        {3, 0, 0, "not a kiln"},            /* magic */
+        {PC_HEAD + 16, 1, 0, "another driver"}, /* pipelineCacheUUID */
+        {24, 0, 0, "key"},                      /* another pipeline's file */
+        {fn - 1, 0, 0, "checksum"},             /* a data byte, checksum left */
+        {0, 0, 1, "length"},                    /* truncated */
+        {3, 0, 0, "not a kiln"},                /* magic */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         uint8_t *bad = malloc(fn);
         assert_non_null(bad);
         memcpy(bad, file, fn);
         if (cases[c].off) bad[cases[c].off] ^= 0xff;
-        if (cases[c].off == 24) { /* a header size bigger than the data */
-            bad[24] = 0xff, bad[25] = 0xff, bad[26] = 0xff, bad[27] = 0x7f;
-        }
-        if (cases[c].fix_sum) put64(bad + 16, fnv(bad + 24, fn - 24));
+        if (cases[c].fix_sum) put64(bad + 16, fnv(bad + PC_HEAD, fn - PC_HEAD));
         write_all(path, bad, fn - cases[c].cut);
         free(bad);
-        t = load_only();
+        const int last = c + 1 == sizeof cases / sizeof cases[0];
+        if (last) evict_setup();
+        t = encode_once(&img, ref);
+        if (last) evict_check(path);
         print_message("case %zu: state %d, note '%s'\n", c, (int)t.cache_state, t.cache_note);
         assert_int_equal(t.cache_state, KILN_PIPELINE_CACHE_REJECTED);
         assert_non_null(strstr(t.cache_note, cases[c].why));
+        assert_int_equal(t.cache_files_written, 1);
+        size_t rn = 0;
+        uint8_t *re = read_all(path, &rn); /* replaced */
+        assert_int_equal(rn, fn);
+        assert_memory_equal(re, "KILNPC2", 8);
+        free(re);
     }
-    /* a rejected file gives the same bytes and is replaced by a valid one */
-    kiln_context *g3 = kt_context(1, KILN_BACKEND_VULKAN);
-    uint8_t *d = encode(g3, &img, &n);
-    assert_memory_equal(d, ref, n);
-    assert_int_equal(timings_of(g3).cache_state, KILN_PIPELINE_CACHE_REJECTED);
-    kiln_context_free(g3);
-    free(d);
-    assert_int_equal(load_only().cache_state, KILN_PIPELINE_CACHE_LOADED);
 
-    /* 4: off */
-    unlink(path);
+    /* 4: a read-only directory: the same bytes, nothing written, a note (not as root: it could write) */
+    if (geteuid() != 0) {
+        unlink(path);
+        assert_int_equal(chmod(g_pdir, 0500), 0);
+        t = encode_once(&img, ref);
+        assert_int_equal(t.cache_files_written, 0);
+        assert_non_null(strstr(t.cache_note, "cannot write"));
+        assert_int_equal(chmod(g_pdir, 0700), 0);
+    }
+
+    /* 6: off */
+    remove_dir(g_pdir);
     setenv("KILN_PIPELINE_CACHE", "0", 1);
     kiln_context *g4 = kt_context(1, KILN_BACKEND_VULKAN);
     uint8_t *e = encode(g4, &img, &n);

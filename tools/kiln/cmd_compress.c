@@ -70,8 +70,9 @@ static void help(void)
            "  --progress auto|always|never   progress bar on stderr (auto: when it is a terminal)\n"
            "  --quiet               no summary line\n"
            "  --timings             the time of each phase on stderr (read, device start, pipelines, encode,\n"
-           "                        write, teardown; also KILN_TIMINGS=1). Pipelines are cached on disk in\n"
-           "                        $XDG_CACHE_HOME/kiln (or ~/.cache/kiln); KILN_PIPELINE_CACHE=0 turns that off\n"
+           "                        write, teardown; also KILN_TIMINGS=1). Pipelines are cached on disk, a file\n"
+           "                        each, in $XDG_CACHE_HOME/kiln/pipelines (or ~/.cache/kiln/pipelines; at most\n"
+           "                        KILN_PIPELINE_CACHE_MAX_MB, default 64); KILN_PIPELINE_CACHE=0 turns that off\n"
            "  -h, --help            this text\n\n"
            "exit codes: 0 ok, 1 failure, 2 bad command line, 3 cannot read or write a file,\n"
            "            4 unsupported or corrupt input, 6 cancelled\n");
@@ -840,6 +841,8 @@ done_args:
                     cp.backend = KILN_BACKEND_CPU;
                     cp.progress = NULL;
                     cp.threads = pf.threads; /* the device thread mostly waits in the driver */
+                    const char *et = getenv("KILN_EARLY_THREADS"); /* bench: the early CPU's threads */
+                    if (et && et[0] >= '1' && et[0] <= '9') cp.threads = (uint32_t)strtoul(et, NULL, 10);
                     if (kiln_context_create(&cp, &early_ctx) != KILN_OK) {
                         early = 0;
                         continue;
@@ -1094,7 +1097,7 @@ cleanup:
         }
         if (!td_started) tm_free = now_s() - tf0;
         const double tm_total = now_s() - t_start;
-        static const char *cache_states[] = {"off", "new (empty)", "loaded", "rejected"};
+        static const char *cache_states[] = {"off", "new", "loaded", "rejected"};
         if (timings) {
         fprintf(stderr, "kiln timings (ms, this process from argument parsing; %s):\n",
                 gt.instance_ms > 0.0 || abandon ? "the device starts on a thread beside the read" : "no Vulkan device");
@@ -1138,7 +1141,9 @@ cleanup:
                     abandon ? ": skipped, the device was still starting" : fast_exit ? ": skipped (KILN_FAST_EXIT=1)" : "");
         fprintf(stderr, "  %-14s %9.2f\n", "total", tm_total * 1e3);
         fprintf(stderr, "pipeline cache: %s", cache_states[(unsigned)gt.cache_state < 4 ? gt.cache_state : 0]);
-        if (gt.cache_state == KILN_PIPELINE_CACHE_LOADED) fprintf(stderr, ", %llu bytes", (unsigned long long)gt.cache_bytes);
+        if (gt.cache_state != KILN_PIPELINE_CACHE_OFF)
+            fprintf(stderr, ", %u pipeline file%s read (%llu bytes), %u written", gt.cache_files_loaded,
+                    gt.cache_files_loaded == 1 ? "" : "s", (unsigned long long)gt.cache_bytes, gt.cache_files_written);
         if (gt.cache_path[0]) fprintf(stderr, ", %s", gt.cache_path);
         if (gt.cache_note[0]) fprintf(stderr, " (%s)", gt.cache_note);
         fprintf(stderr, "\n");
