@@ -104,7 +104,18 @@ static const uint32_t bc6h_hl_cfg[4] = {4, 4, 3, 2}; /* P, K, L, R */
  * 24.18 -> 23.19 ms, U4 23.75, U4B 23.77. Bit 14 (U4) dropped again 2026-11-27 (lead; H100, bench_bc6h --gpu-size 4096
  * --reps 5, one process per row, 04:05 UTC, same bytes): with the lean shaders and BAL4 it costs time: OPT 61447 -> 45063
  * UF16 18.17 -> 17.79 ms, SF16 19.22 -> 18.69 (U4B off as well, 12295: 18.01 / 18.95; U4B alone off, 28679: 18.43 / 19.88) */
-#define BC6H_HL_OPT_A (BC6H_HL_OPT | 8192u | 32768u)
+/* + bits 11 (AROLL: kernel A's exact index choice in a rolled texel loop; kernel B keeps BC6H_HL_OPT_B), 5 (LEAN3) and 14 (U4)
+ * again since helper bc6hm, H100 2026-11-27 05:08-05:31 UTC (bench_bc6h --gpu-size 4096 --reps 5, one process per row): the
+ * same bytes UF16 and SF16. With the blocks per workgroup below (BC6H_HL_BPW_A, _B): UF16 17.79 -> 16.46 ms, SF16 18.66-18.70 ->
+ * 16.73 (kernel A 104 / 103 registers); without U4 (47143, 82 / 80 registers) 16.67 / 16.88; AROLL alone (4-block
+ * workgroups) UF16 17.82 -> 17.48 */
+#define BC6H_HL_OPT_A (BC6H_HL_OPT | 32u | 2048u | 8192u | 16384u | 32768u)
+/* the two kernels' blocks per workgroup when KILN_BC6H_HIGH_BPW / _BPW_B are unset, at the default 8 lanes (kernel A at 16
+ * lanes, AWIDE=1): kernel A 8 blocks (128 invocations; was 4), kernel B 4 blocks (32 invocations; was 8), since helper bc6hm
+ * (H100 2026-11-27, same command, kernel A OPT 45063: kernel B at 4 alone UF16 17.82 -> 17.51 ms, kernel A at 8 alone
+ * 17.12-17.15, both 16.82; the same bytes). The former setting: KILN_BC6H_HIGH_BPW=8 (kernel A 4, kernel B 8) */
+#define BC6H_HL_BPW_A 8u
+#define BC6H_HL_BPW_B 4u
 /* the two kernels' lean shaders (enc_bc6h_hawl / enc_bc6h_hbl, KILN_BC6H_HIGH_LEANSH: less shared memory per workgroup, the
  * same bytes) by default since helper bc6hk (same run: kernel A 11744 -> 8160 bytes, kernel B 20672 -> 15680; UF16 24.18 ->
  * 18.89 ms alone, kernel A lean only 20.99, kernel B lean only 22.07): 3 = both where they apply (kernel A: AWIDE), falling
@@ -514,8 +525,9 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
         if (split && stop && !(stop <= 4u && penv_a && strcmp(penv_a, "a") == 0))
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
                               "KILN_BC6H_HIGH_STOP=%u: not with KILN_BC6H_HIGH_SPLIT=1 (but 1..4 with KILN_BC6H_HIGH_PROF=a)", stop);
-        /* KILN_BC6H_HIGH_BPW_B: kernel B's blocks per workgroup (default: kernel A's, BPW; the same bounds) */
-        uint32_t bpw_b = bpw;
+        /* KILN_BC6H_HIGH_BPW_B: kernel B's blocks per workgroup (default: BC6H_HL_BPW_B at 8 lanes without KILN_BC6H_HIGH_BPW,
+         * else BPW; the same bounds) */
+        uint32_t bpw_b = lanes == 8u && !(benv && *benv) ? BC6H_HL_BPW_B : bpw;
         const char *bbenv = getenv("KILN_BC6H_HIGH_BPW_B");
         if (split && bbenv && *bbenv) {
             unsigned long v = strtoul(bbenv, NULL, 10);
@@ -562,6 +574,12 @@ static kiln_status run_high(kiln_context *ctx, const kiln_image *img, uint32_t s
             return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT,
                               "KILN_BC6H_HIGH_LEANSH=%d: not with KILN_BC6H_HIGH_OPT bit 6 (LINE) in kernel A or bits 3, 4 (REFSH, RECOMP) in "
                               "kernel B", leansh);
+        /* kernel A's blocks per workgroup at 16 lanes (AWIDE=1) without KILN_BC6H_HIGH_BPW: BC6H_HL_BPW_A (hl_spec[4] counts
+         * 8-lane blocks: run_shader halves it for kernel A), where the device's shared memory holds them (16 lanes per block:
+         * at most per_block + 512 bytes, the plain kernel A's 2936 included) */
+        if (split && awide == 1 && !(benv && *benv) &&
+            256u + (per_block + 512u) * BC6H_HL_BPW_A <= gpu->props.limits.maxComputeSharedMemorySize)
+            hl_spec[4] = 2u * BC6H_HL_BPW_A;
         const char *shader = !split ? bc6h_hl_shader(opt)
                              : awide ? ((leansh & 1) ? "enc_bc6h_hawl" : "enc_bc6h_haw")
                                      : "enc_bc6h_ha";

@@ -842,8 +842,9 @@ static void high_opt_variants(void **state)
  * two HDR images and on the synthetic image, UF16 and SF16 (negated texels); in small batches (each batch's hand-off);
  * with KILN_BC6H_HIGH_OPT bit 10 (NE2) in both designs; on the first crop also with R = 4 refined jobs (4 records per
  * block, 2 lanes per job), at 16 lanes (8 lanes per job): other index layouts, and with kernel B's own blocks per
- * workgroup (KILN_BC6H_HIGH_BPW_B=4). The images must exercise every field of the hand-off (else a truncated hand-off could
- * pass): one- and two-subset blocks, partitions >= 16 (the partition's fifth bit) and nonzero indices in both index
+ * workgroup (KILN_BC6H_HIGH_BPW_B=8; the default 4). The images must exercise every field of the hand-off (else a
+ * truncated hand-off could pass): one- and two-subset blocks, partitions >= 16 (the partition's fifth bit) and nonzero
+ * indices in both index
  * words (texels < 8 and >= 8); bad values of the variables, and KILN_BC6H_HIGH_STOP with the split, are
  * KILN_ERR_INVALID_ARGUMENT. (Checked on lavapipe,
  * 2026-11-26: kernel B reading only 16 bits of the second index word, 10 bits of each endpoint, or 4 bits of the
@@ -875,7 +876,8 @@ static void high_split(void **state)
             p.gpu_strategy = 0;
             /* settings: the default; small batches; OPT bit 10 (NE2, both kernels and the one kernel: against the
              * one-kernel default); (first crop, UF16) R = 4 (2 lanes per job, 8 texels each) and 16 lanes (8 lanes per job,
-             * 2 texels each; the default: 4 lanes per job), kernel B with 4 blocks per workgroup (KILN_BC6H_HIGH_BPW_B) */
+             * 2 texels each; the default: 4 lanes per job), kernel B with 8 blocks per workgroup (KILN_BC6H_HIGH_BPW_B; the
+             * default is 4 since helper bc6hm, 2026-11-27) */
             static const char *cfgs[] = {NULL, NULL, NULL, "4,4,3,4", NULL, NULL};
             static const char *lanes[] = {NULL, NULL, NULL, NULL, "16", NULL};
             const int nset = k == 0 && !sf ? 6 : kt_gpu_light() ? 1 : 3; /* light run: the other crops at the default */
@@ -895,7 +897,7 @@ static void high_split(void **state)
                 setenv("KILN_BC6H_HIGH_SPLIT", "1", 1);
                 if (si == 1) setenv("KILN_GPU_BATCH_BYTES", batch, 1);
                 if (si == 2) setenv("KILN_BC6H_HIGH_OPT", "1031", 1);
-                if (si == 5) setenv("KILN_BC6H_HIGH_BPW_B", "4", 1);
+                if (si == 5) setenv("KILN_BC6H_HIGH_BPW_B", "8", 1);
                 memset(g, 0xA5, size);
                 st = kiln__gpu_encode(fx->gpu, &img, &p, 0, g, size);
                 unsetenv("KILN_GPU_BATCH_BYTES");
