@@ -306,9 +306,10 @@ int main(int argc, char **argv)
            (info->api_version >> 12) & 1023u, info->api_version & 4095u, info->subgroup_size, info->driver);
     {
         const char *bc4max = getenv("KILN_GPU_BC4_MAX"); /* BC4/BC5/BC3-alpha max: pool (the only design left) */
-        const char *bc4wg = getenv("KILN_GPU_BC4_POOL_WG");
-        printf("- BC4-style max design: KILN_GPU_BC4_MAX=%s, KILN_GPU_BC4_POOL_WG=%s\n", bc4max && bc4max[0] ? bc4max : "default",
-               bc4wg && bc4wg[0] ? bc4wg : "default");
+        const char *bc4wg = getenv("KILN_GPU_BC4_POOL_WG"), *bc4sp = getenv("KILN_GPU_BC4_SPLIT");
+        printf("- BC4-style max design: KILN_GPU_BC4_MAX=%s, KILN_GPU_BC4_POOL_WG=%s, KILN_GPU_BC4_SPLIT=%s\n",
+               bc4max && bc4max[0] ? bc4max : "default", bc4wg && bc4wg[0] ? bc4wg : "default",
+               bc4sp && bc4sp[0] ? bc4sp : "default");
         const char *eacp = getenv("KILN_GPU_EAC_PRUNE"); /* EAC kiln design pruning (enc_eac.comp PRUNE) */
         printf("- EAC prune variant: %s\n", eacp && eacp[0] >= '0' && eacp[0] <= '3' && !eacp[1] ? eacp : "0 (default)");
         /* BC1/BC3 high/max cluster fit (helper bc1split): design, design-3 code variant, workgroup */
@@ -404,6 +405,12 @@ int main(int argc, char **argv)
                 }
                 double gp = psnr_blocks(cpu, &src, f, g);
                 int same = have_cpu && memcmp(g, c, bytes) == 0;
+                if (have_cpu && !same && getenv("KILN_BENCH_DIFF")) { /* debugging: the first differing blocks */
+                    size_t bsz = kiln_format_image_size(f, 4, 4), nd = 0;
+                    for (size_t o = 0; o < bytes && nd < 8; o += bsz)
+                        if (memcmp(g + o, c + o, bsz) != 0) printf("block %zu differs: GPU %08x%08x CPU %08x%08x\n", o / bsz, ((const uint32_t *)(g + o))[0],
+                                   ((const uint32_t *)(g + o))[1], ((const uint32_t *)(c + o))[0], ((const uint32_t *)(c + o))[1]), nd++;
+                }
                 char cpu_col[64] = "-", cpsnr_col[32] = "-", batch_cols[96] = "- | - | -";
                 if (have_cpu) {
                     snprintf(cpu_col, sizeof cpu_col, "%.1f", cpu_ms);

@@ -49,8 +49,9 @@ static int tile(kiln_context *ctx, const kiln_image *src, uint32_t w, uint32_t h
 static void run_gpu(kiln_context *g, kiln_context *c, const kiln_image *img, const kiln_image *crop, kiln_format f,
                     const char *fname, int strategy, int preload, kiln_quality q, int runs, int eac)
 {
-    /* kiln design: preload selects the pruning instead (0 = two conditions, 1 = five) */
-    setenv("KILN_GPU_EAC_PRUNE", !strategy && preload ? "1" : "0", 1);
+    /* kiln design: preload selects the pruning instead (0 = two conditions, 1 = five; high / max with the
+     * spacing bound, as gpu_encode_etc.c's default) */
+    setenv("KILN_GPU_EAC_PRUNE", q >= KILN_QUALITY_HIGH ? (!strategy && preload ? "3" : "2") : (!strategy && preload ? "1" : "0"), 1);
     static const char *qn[] = {"fast", "normal", "high", "max"};
     kiln_encode_params ep;
     kiln_encode_params_init(&ep, f, q);

@@ -17,9 +17,11 @@
 // against the CPU bytes on the device). The refit and the covariance keep mr() (fp64), as design 2.
 // No loop with float arithmetic is [[unroll]] (glslc -O's unroller drops NoContraction).
 // No barriers after the texel load, no subgroup operations: any subgroup size and lane order work (the
-// split's per-candidate refine pass, CF_OPT bit 10, has two workgroup barriers in uniform control flow).
+// split's per-candidate refine pass, CF_OPT bit 10, has two workgroup barriers in uniform control flow; bit 25's
+// classify pass one subgroup ballot and atomic per subgroup, correct for any subgroup size and lane order).
 // CF_OPT bit 7 splits the kernel into a search pass and a refine pass (helper bc1split; see below).
 #include "enc_bc_common.glsl"
+#extension GL_KHR_shader_subgroup_ballot : enable
 layout(local_size_x_id = 0) in;
 #include "enc_bc1.glsl"
 
@@ -73,6 +75,14 @@ layout(std430, binding = 3) readonly buffer CfTab { uvec4 v[]; } cft;
 // bit 22: the search pass's setup (covariance, axis, ranks, prefix sums) with float products as bit 20
 // bit 27: channel_step computes b's five values, validity and error terms fm(eb, fm(n1, eb) - 2 s1) once per
 //         channel instead of once per pair (the same operations; 25 -> 5 per channel)
+// bit 25 (PRELIST, helper bc1m, 2026-11-27; the same bytes: the blocks are independent, only which invocation does
+//         which block changes): the blocks the CPU encodes (flat, uncounted texels) left their invocations idle through
+//         the whole search and refinement of their subgroup's other blocks (29 % of the bench's synthetic 4096^2). A
+//         first pass (bit 26, CLASSIFY, set by the host) loads each block's texels, flags the blocks the CPU encodes
+//         and lists the others after the fallback words: fb.words[nblocks] = their number (the host zeroes it and the
+//         unused fb.words[nblocks + 1]), the list from fb.words[nblocks + 2]; the search pass and the refine pass run
+//         one invocation per listed block. The list's slots come from one atomic per subgroup (sg_take: ballot, any
+//         subgroup size and lane order), so the list's order varies from run to run; the bytes do not.
 layout(constant_id = 5) const uint CF_OPT = 0;
 const bool SPLIT = (CF_OPT & 128u) != 0u;
 const bool REFINE = (CF_OPT & 32768u) != 0u; // the split's second pass (the host adds this bit)
@@ -90,6 +100,8 @@ const bool FM_SET = B_FMSET != 0u; // search setup (8-bit sources: no tiny produ
 const bool MAGIC_STEP = (CF_OPT & 2097152u) != 0u;
 const bool STEP_HOIST = (CF_OPT & 134217728u) != 0u; // bit 27: channel_step's b terms once per channel
 const bool MULTI = REFINE && (CF_OPT & 1024u) != 0u; // bit 10: 3 invocations per block in the refine pass
+const bool PRELIST = (CF_OPT & 33554432u) != 0u; // bit 25: the passes run over the classify pass's list
+const bool CLASSIFY = (CF_OPT & 67108864u) != 0u; // bit 26 (the host's): bit 25's first pass
 const uint WG = gl_WorkGroupSize.x; // 32 or 64 (the host's choice; shared memory scales with it)
 // blocks per workgroup (texel columns); integer arithmetic only (spirv-opt rejects a Select of spec constants here)
 const uint COLS = WG / (1u + 2u * ((CF_OPT >> 15u) & (CF_OPT >> 10u) & 1u));
@@ -812,9 +824,14 @@ void refine_main(uint b)
 // picks the first best (strict <, the CPU's candidate order) and writes the block.
 void refine_multi_main(uint nblocks)
 {
-    const uint gi = group_linear() * WG + g_lid, b = gi / 3u, c = gi % 3u;
+    const uint gi = group_linear() * WG + g_lid, c = gi % 3u;
+    uint b = gi / 3u;
     g_col = g_lid / 3u;
-    const bool live = b < nblocks;
+    bool live = b < nblocks;
+    if (PRELIST) { // bit 25: the listed blocks
+        live = b < fb.words[nblocks];
+        if (live) b = fb.words[nblocks + 2u + b];
+    }
     uint f = 1u, w0 = 0u, w1 = 0u;
     if (live) {
         f = fb.words[b];
@@ -872,34 +889,24 @@ void refine_multi_main(uint nblocks)
     fb.words[b] = cpu ? 1u : 0u;
 }
 
-void main()
+// CF_OPT bit 25: fb.words[w] += 1 for each invocation of the subgroup with want, by one atomic per subgroup (called
+// where every invocation of the subgroup runs); each such invocation gets its own old value
+uint sg_take(uint w, bool want)
 {
-    g_lid = gl_LocalInvocationID.x;
-    g_col = g_lid;
-    const uvec4 head = cft.v[0];
-    g_one = uintBitsToFloat(head.z);
-    g_magic = 12582912.0 * g_one;
-    g_tab = (3u + 9u * (head.x + head.y) + 3u) / 4u;
-    const uint nblocks = pc.blocks_x * pc.blocks_y;
-    if (MULTI) {
-        refine_multi_main(nblocks);
-        return;
-    }
-    const uint b = group_linear() * gl_WorkGroupSize.x + g_lid;
-    if (b >= nblocks) return;
-    if (REFINE) {
-        refine_main(b);
-        return;
-    }
-    float tr;
-    if (!setup_block(b, tr)) {
-        fb.words[b] = 1u;
-        return;
-    }
+    const uvec4 m = subgroupBallot(want);
+    const uint n = subgroupBallotBitCount(m);
+    uint base = 0u;
+    if (n != 0u && subgroupElect()) base = atomicAdd(fb.words[w], n);
+    base = subgroupBroadcastFirst(base);
+    return base + subgroupBallotExclusiveBitCount(m);
+}
+
+// The search (and, without bit 7, the refinement) of block b after setup_block.
+void search_block(uint b, float tr, uint n4, uint n3)
+{
     // the search: every entry in table order (uniform loads), first smallest kept on ties
     float e0 = F_INF, e1 = F_INF, e3 = F_INF;
     uint i0 = 0u, i1 = 0u, i3 = 0u;
-    const uint n4 = head.x, n3 = FOUR_ANY ? 0u : head.y;
     if ((CF_OPT & 16896u) == 16896u) {
         // bit 14 (with 9): four entries per iteration, kept in table order (e .. e + 3)
         uint e = 0u;
@@ -965,4 +972,47 @@ void main()
     uint ca3 = 0u, cb3 = 0u;
     if (ok.z) entry_endpoints(i3, false, ca3, cb3);
     finish_block(b, tr, ok, ca0, cb0, ca1, cb1, ca3, cb3);
+}
+
+void main()
+{
+    g_lid = gl_LocalInvocationID.x;
+    g_col = g_lid;
+    const uvec4 head = cft.v[0];
+    g_one = uintBitsToFloat(head.z);
+    g_magic = 12582912.0 * g_one;
+    g_tab = (3u + 9u * (head.x + head.y) + 3u) / 4u;
+    const uint nblocks = pc.blocks_x * pc.blocks_y;
+    if (MULTI) {
+        refine_multi_main(nblocks);
+        return;
+    }
+    const uint n4 = head.x, n3 = FOUR_ANY ? 0u : head.y;
+    if (CLASSIFY) { // bit 25's first pass: one invocation per block, every one reaches sg_take
+        const uint b = group_linear() * gl_WorkGroupSize.x + g_lid;
+        bool live = false;
+        if (b < nblocks) {
+            live = load_block(b);
+            if (!live) fb.words[b] = 1u;
+        }
+        const uint p = sg_take(nblocks, live);
+        if (live) fb.words[nblocks + 2u + p] = b;
+        return;
+    }
+    uint b = group_linear() * gl_WorkGroupSize.x + g_lid;
+    if (PRELIST) { // bit 25: the search and the refine pass over the classify pass's list
+        if (b >= fb.words[nblocks]) return;
+        b = fb.words[nblocks + 2u + b];
+    }
+    if (b >= nblocks) return;
+    if (REFINE) {
+        refine_main(b);
+        return;
+    }
+    float tr;
+    if (!setup_block(b, tr)) {
+        fb.words[b] = 1u;
+        return;
+    }
+    search_block(b, tr, n4, n3);
 }

@@ -71,11 +71,26 @@ const bool CB_ALL = (POOL_OPT & 1048576u) != 0u;
 // (The H100's compiler gave the whole kernel 220 registers with the unrolled DP, 168 with bit 18: it keeps
 // the DP's group costs, which do not depend on the row, in registers; 4 / 6 workgroups an SM.)
 const bool DP_SHARED = (POOL_OPT & 2097152u) != 0u;
+// bit 23 (helper bc4s; the host sets it with the pre-pass): the tasks come from the list enc_bc4.comp's
+// pre-pass (MAX_LIST) wrote to binding 2 (word 0 the count, then (task, H) word pairs from word 2): those
+// whose heuristic error H is above 0, packed, so the search's workgroups are full and this kernel runs no
+// heuristic (fewer registers); a workgroup past the list's end returns at once. The pre-pass wrote every
+// block with the heuristic's pair; only a task with a pair strictly below H is written here.
+const bool FROM_LIST = (POOL_OPT & 8388608u) != 0u;
+// bits 24 / 25 (with 23 and 16; helper bc4s, KILN_GPU_BC4_SPLIT=2): step 1 and the search in two kernels over
+// the list, so that the search's registers are not the k-means DP's. Bit 24: step 1 only, one list entry
+// per invocation, no pool: the task's record (16 words at word 2 + 2 T + 16 i, T = the channel tasks of the
+// dispatch: the 16 value slots as 16-bit halves value | count << 8, emin[1..7], meta) to binding 2. Bit 25:
+// the search, reading the records into shared memory instead of running step 1.
+const bool S1_OUT = (POOL_OPT & 16777216u) != 0u;
+const bool S1_IN = (POOL_OPT & 33554432u) != 0u;
 
 // one task per invocation in step 1; the workgroup size (64 or 128; the task's index in a cell has 8
 // bits) is the host's choice, the stack 32 entries per invocation (128: 31 KB of shared memory)
 const uint WG = gl_WorkGroupSize.x;
-const uint CAP = gl_WorkGroupSize.x * 32u;
+// (bit 27, helper bc4s: 16 entries an invocation, the host's default with the list (bits 23-25); H100: faster
+// than 32 or 64 there (fewer cells in breadth), while fewer entries used of 32 (KILN_GPU_BC4_POOL_CAP) were slower)
+const uint CAP = gl_WorkGroupSize.x * ((POOL_OPT & 134217728u) != 0u ? 16u : 32u);
 #define EMPTY 0xffffffffu
 #define NO_BEST 0xffffffffu
 
@@ -344,19 +359,55 @@ uint cell_item(uint tl, int mode, int lev, int r0, int c0)
 void main()
 {
     const uint lid = gl_LocalInvocationID.x;
-    const uint task = group_linear() * WG + lid;
+    uint task = group_linear() * WG + lid;
     const uint nblocks = pc.blocks_x * pc.blocks_y;
-    const bool valid = task < nblocks * TASK_CHANNELS;
-    const uint b = task / TASK_CHANNELS, ch = task % TASK_CHANNELS;
+    bool valid = task < nblocks * TASK_CHANNELS;
     uint H = 0u;
     int ha = 0, hb = 0;
-    if (valid) {
+    if (FROM_LIST) {
+        const uint cnt = fb.words[0], first = group_linear() * WG;
+        if (first >= cnt) return; // the same in every invocation of the workgroup
+        valid = first + lid < cnt;
+        if (valid) {
+            task = fb.words[2u + 2u * (first + lid)];
+            H = fb.words[3u + 2u * (first + lid)];
+        }
+    }
+    const uint b = task / TASK_CHANNELS, ch = task % TASK_CHANNELS;
+    const uint rec = 2u + 2u * nblocks * TASK_CHANNELS + 16u * (group_linear() * WG + lid); // bits 24 / 25
+    if (S1_OUT) { // no barriers: each invocation its own task (the list ends within the workgroup: returns)
+        if (!valid) return;
         int v[16];
         for (uint t = 0u; t < 16u; t++) v[t] = bc4_value(b, t, ch);
-        Best h = heuristic(v, Q_HIGH);
-        H = h.err;
-        ha = h.a;
-        hb = h.b;
+        step1_regs(v, lid);
+        const uint meta = s_meta[lid], n = meta & 255u;
+        [[unroll]] for (uint k = 0u; k < 8u; k++) {
+            const uint p0 = 2u * k < n ? s_val[lid * 17u + 2u * k] : 0u;
+            const uint p1 = 2u * k + 1u < n ? s_val[lid * 17u + 2u * k + 1u] : 0u;
+            fb.words[rec + k] = (p0 & 255u) | ((p0 >> 16u) << 8u) | ((p1 & 255u) << 16u) | ((p1 >> 16u) << 24u);
+        }
+        [[unroll]] for (uint k = 1u; k < 8u; k++) fb.words[rec + 7u + k] = floatBitsToUint(s_emin[lid * 9u + k]);
+        fb.words[rec + 15u] = meta;
+        return;
+    }
+    if (valid && S1_IN) {
+        [[unroll]] for (uint k = 0u; k < 8u; k++) {
+            const uint w = fb.words[rec + k];
+            s_val[lid * 17u + 2u * k] = (w & 255u) | (((w >> 8u) & 255u) << 16u);
+            s_val[lid * 17u + 2u * k + 1u] = ((w >> 16u) & 255u) | ((w >> 24u) << 16u);
+        }
+        [[unroll]] for (uint k = 1u; k < 8u; k++) s_emin[lid * 9u + k] = uintBitsToFloat(fb.words[rec + 7u + k]);
+        s_emin[lid * 9u + 8u] = 0.0;
+        s_meta[lid] = fb.words[rec + 15u];
+    } else if (valid) {
+        int v[16];
+        for (uint t = 0u; t < 16u; t++) v[t] = bc4_value(b, t, ch);
+        if (!FROM_LIST) {
+            Best h = heuristic(v, Q_HIGH);
+            H = h.err;
+            ha = h.a;
+            hb = h.b;
+        }
         if (H > 0u && S1_REGS) {
             step1_regs(v, lid);
         } else if (H > 0u) {
@@ -511,6 +562,7 @@ void main()
     if (!valid) return;
     int a = ha, bb = hb;
     const uint bk = s_best[lid];
+    if (FROM_LIST && bk == NO_BEST) return; // the pre-pass's block stands
     if (bk != NO_BEST) { // a pair strictly below H
         const int lo = int((bk >> 8u) & 255u) + R_LO, hi = int(bk & 255u) + R_LO;
         if (((bk >> 16u) & 1u) == 0u) { a = hi; bb = lo; }

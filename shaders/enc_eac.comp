@@ -25,13 +25,22 @@ layout(local_size_x = 64) in;
 // The quality is a push constant (one pipeline for all four). PRUNE (specialisation constant 3):
 // bit 0 clear = two conditions (the hull of the largest target's level windows and the union of the
 // smallest's), set = five conditions intersected as the CPU does (fewer evaluations, more interval
-// work); bit 1 = the spacing bound: a (table, multiplier) whose levels are so far apart that at most
-// K of them can serve the targets is skipped when the optimal K-level quantisation of the targets
-// (1-D k-means, computed once per job) already exceeds the bound. All exact; bench/gpu_encode_etc.c
-// measures 0 and 1; KILN_GPU_EAC_PRUNE=2 / 3 (gpu_encode_etc.c) add the spacing bound.
+// work); bit 1 = the spacing bound (high and max): a (table, multiplier) whose levels are so far apart
+// that at most K of them can serve the targets is skipped when the optimal K-level quantisation of the
+// targets (1-D k-means, computed once per job) already exceeds the bound. All exact; bench/gpu_encode_etc.c
+// measures 0 and 1 (2 and 3 at high / max); KILN_GPU_EAC_PRUNE (gpu_encode_etc.c) replaces bits 0 and 1.
 layout(constant_id = 3) const int PRUNE = 0;
 const bool FIVE = (PRUNE & 1) != 0;
 const bool SPACING = (PRUNE & 2) != 0;
+// bit 2 (POOL): the exact search's (table, multiplier) pairs of a job go to its 16 lanes from a shared counter
+// (the next pair to whichever lane is free) instead of lane = table. Bit 3 (LB): no level set beats lb0 = the
+// sum over the targets of the squared distance to the nearest representable value (11-bit kinds: targets fall
+// between integer levels), so a candidate with error lb0 is optimal and the tie cuts that error 0 allows (no
+// search after the estimate, no key above the smallest key found) hold at lb0. Both exact; with SPACING the
+// k-means DP runs once per job, one column per lane (helper eacm, 2026-11-27: the DP in every lane cost more
+// than the bound saved on the H100). gpu_encode_etc.c sets 2 | 4 | 8 by default (KILN_GPU_EAC_OPT: A/B).
+const bool POOL = (PRUNE & 4) != 0;
+const bool LB = (PRUNE & 8) != 0;
 
 #include "enc_etc_eac.glsl"
 
@@ -45,6 +54,12 @@ shared uint s_key[64];
 shared uint s_amb[64];
 shared uint s_bound[4]; // per job: an upper bound of the best error found so far, in units of 2^BSHIFT
 shared uint s_zkey[4];  // per job: the smallest key found with error 0 (0xffffffff: none yet)
+shared uint s_next[4];  // POOL: per job, the next (table, rank) unit of the exact search
+shared int s_estm[64];  // POOL: each lane's (table's) estimated multiplier
+shared int64_t s_ps[68];   // SPACING: per job, prefix sums of the sorted targets (17 each)
+shared uint64_t s_pq[68];  // SPACING: and of their squares
+shared double s_dp[128];   // SPACING: the DP's two rows (64 each: job slot * 16 + j - 1)
+shared double s_emin[32];  // SPACING: per job, emin[k] at slot * 8 + k - 1
 
 // Errors of the 11-bit kinds reach 2^58: the shared bound keeps them rounded up to 2^26 units (about
 // 1.6% of one squared 11-bit step), the 8-bit alpha exactly.
@@ -53,29 +68,22 @@ uint bound_units(uint64_t e) { return e >= (0xffffffffUL << BSHIFT) ? 0xffffffff
 uint64_t bound_value(uint u) { return u == 0xffffffffu ? 0xffffffffffffffffUL : uint64_t(u) << BSHIFT; }
 
 int64_t fdiv64(int64_t a, int64_t d) { return a >= 0 ? a / d : -((-a + d - 1) / d); }
-int64_t cdiv64(int64_t a, int64_t d) { return -fdiv64(-a, d); }
 int fdivstep(int a) { return STEP == 1 ? a : (a >> 3); }
 int cdivstep(int a) { return STEP == 1 ? a : -((-a) >> 3); }
 
-// Error of base b with offsets off[], stopping once it exceeds limit.
+// Error of base b with offsets off[], stopping once it exceeds limit (the pixel loop written out: H100 R11 max
+// -1 %, helper eacm 2026-11-27; T is indexed by constants only).
 uint64_t eval_b(int T[16], int b, int off[8], uint64_t limit)
 {
     int L[8];
     int c = STEP * b + C0;
     for (int i = 0; i < 8; i++) L[i] = eac_level(c, off[i]);
     uint64_t e = 0;
-    for (int p = 0; p < 16; p++) {
-        e += eac_pixel_err(T[p], L);
-        if (e > limit) return e;
-    }
-    return e;
-}
-
-// An upper bound of isqrt(v) (windows may be wider than needed: a superset stays exact).
-int64_t rbound(uint64_t v)
-{
-    if (v >= (1UL << 58)) return int64_t(1) << 40;
-    return int64_t(sqrt(float(v)) * 1.001) + 2;
+#define EVP(p) e += eac_pixel_err(T[p], L); if (e > limit) return e;
+    EVP(0) EVP(1) EVP(2) EVP(3) EVP(4) EVP(5) EVP(6) EVP(7)
+    EVP(8) EVP(9) EVP(10) EVP(11) EVP(12) EVP(13) EVP(14)
+#undef EVP
+    return e + eac_pixel_err(T[15], L);
 }
 
 // Pruning conditions intersected per (table, multiplier), and candidate base intervals kept.
@@ -98,9 +106,10 @@ void main()
     barrier();
 
     int T[16];
+    int TE[16]; // the evaluation order (below), indexed by constants only
     int tmin = 0, tmax = 0, cmin = 0, cmax = 0;
     int clo[NCOND], chi[NCOND], ccount[NCOND]; // the pruning conditions (see below)
-    double emin[9];                             // the spacing bound's k-level errors (SPACING)
+    uint64_t lb0 = 0UL;                         // LB: a lower bound of every candidate's error
     if (live) {
         for (int p = 0; p < 16; p++) T[p] = s_tgt[slot * 16u + uint(p)];
         tmin = T[0];
@@ -123,6 +132,13 @@ void main()
             }
             T[j] = v;
         }
+        if (LB) {
+            for (int p = 0; p < 16; p++) {
+                int x = T[p], n = x >= 0 ? x / SCALE : -((SCALE - 1 - x) / SCALE);
+                uint d = uint(min(abs(x - clamp(n, VMIN, VMAX) * SCALE), abs(x - clamp(n + 1, VMIN, VMAX) * SCALE)));
+                lb0 += uint64_t(d) * uint64_t(d);
+            }
+        }
         // conditions, as the CPU orders them: the smallest value (with its multiplicity), the largest,
         // then the first three quarters of the sorted values
         clo[0] = tmin; chi[0] = tmin; ccount[0] = cmin;
@@ -132,40 +148,20 @@ void main()
             chi[2 + q] = T[4 * q + 3];
             ccount[2 + q] = 4;
         }
-        if (SPACING) {
-            // emin[k] <= the smallest error of k real levels for the targets (optimal 1-D k-means by
-            // dynamic programming over contiguous groups of the sorted targets). A group's cost is
-            // N / c with N = c * sum(t^2) - sum(t)^2 exact in 64-bit integers (|t| < 2^28, c <= 16);
-            // the doubles' relative error (a few 2^-53) is covered by the factor 1 - 2^-30.
-            int64_t ps[17];
-            uint64_t pq[17];
-            ps[0] = 0;
-            pq[0] = 0UL;
-            for (int i = 0; i < 16; i++) {
-                ps[i + 1] = ps[i] + int64_t(T[i]);
-                pq[i + 1] = pq[i] + uint64_t(int64_t(T[i]) * int64_t(T[i]));
-            }
-            double rc[17], e[17];
-            for (int j = 1; j <= 16; j++) {
-                rc[j] = 1.0LF / double(j);
-                int64_t sx = ps[j];
-                e[j] = double(uint64_t(j) * pq[j] - uint64_t(sx * sx)) * rc[j];
-            }
-            emin[0] = 1e300LF;
-            emin[1] = e[16];
-            for (int k = 2; k <= 8; k++) {
-                for (int j = 16; j >= 1; j--) {
-                    double bst = e[j];
-                    for (int i = 1; i < j; i++) {
-                        int64_t sx = ps[j] - ps[i];
-                        uint64_t c = uint64_t(j - i);
-                        bst = min(bst, e[i] + double(c * (pq[j] - pq[i]) - uint64_t(sx * sx)) * rc[j - i]);
-                    }
-                    e[j] = bst;
+        if (SPACING && QUALITY >= 2) {
+            int64_t sj = 0;
+            uint64_t qj = 0UL;
+            for (int i = 0; i < 16; i++)
+                if (i <= int(lane)) {
+                    sj += int64_t(T[i]);
+                    qj += uint64_t(int64_t(T[i]) * int64_t(T[i]));
                 }
-                emin[k] = e[16];
+            s_ps[slot * 17u + lane + 1u] = sj;
+            s_pq[slot * 17u + lane + 1u] = qj;
+            if (lane == 0u) {
+                s_ps[slot * 17u] = 0;
+                s_pq[slot * 17u] = 0UL;
             }
-            for (int k = 1; k <= 8; k++) emin[k] *= 1.0LF - 1.0LF / 1073741824.0LF;
         }
         int U[16];
         for (int i = 0; i < 8; i++) {
@@ -173,6 +169,33 @@ void main()
             U[2 * i + 1] = T[15 - i];
         }
         T = U;
+        TE = U;
+    }
+    if (SPACING && QUALITY >= 2) { // (normal: the DP costs more than it saves on the H100)
+        // emin[k] <= the smallest error of k real levels for the targets (optimal 1-D k-means by dynamic
+        // programming over contiguous groups of the sorted targets), one column per lane: row k holds the
+        // best error of <= k groups of the sorted targets 0..j-1, emin[k] = row k at j = 16. A group's cost
+        // is N / c with N = c * sum(t^2) - sum(t)^2 exact in 64-bit integers (|t| < 2^28, c <= 16); the
+        // doubles' relative error (a few 2^-53) is covered by the factor 1 - 2^-30.
+        const uint j = lane + 1u, jb = slot * 17u;
+        barrier();
+        int64_t sx = s_ps[jb + j];
+        double e = double(uint64_t(j) * s_pq[jb + j] - uint64_t(sx * sx)) / double(j);
+        s_dp[lid] = e;
+        if (j == 16u) s_emin[slot * 8u] = e * (1.0LF - 1.0LF / 1073741824.0LF);
+        barrier();
+        for (uint k = 2u; k <= 8u; k++) {
+            const uint rd = (k & 1u) * 64u, wr = 64u - rd;
+            double bst = s_dp[rd + lid];
+            for (uint i = 1u; i < j; i++) {
+                int64_t sy = s_ps[jb + j] - s_ps[jb + i];
+                uint64_t c = uint64_t(j - i);
+                bst = min(bst, s_dp[rd + slot * 16u + i - 1u] + double(c * (s_pq[jb + j] - s_pq[jb + i]) - uint64_t(sy * sy)) / double(c));
+            }
+            s_dp[wr + lid] = bst;
+            if (j == 16u) s_emin[slot * 8u + k - 1u] = bst * (1.0LF - 1.0LF / 1073741824.0LF);
+            barrier();
+        }
     }
 
     // ---- the range estimate, lane = table
@@ -207,7 +230,7 @@ void main()
             if (KIND == 1 && int64_t(b0) * den == N && (tmin % 65535 != 0 || tmax % 65535 != 0)) amb = 1u;
             for (int b = b0 - BRAD; b <= b0 + BRAD; b++) {
                 if (b < BMIN || b > BMAX) continue;
-                uint64_t e = eval_b(T, b, off, be);
+                uint64_t e = eval_b(TE, b, off, be);
                 if (e < be) {
                     be = e;
                     bk = lexkey(m, t, b);
@@ -218,9 +241,11 @@ void main()
     s_err[lid] = be;
     s_key[lid] = bk;
     s_amb[lid] = amb;
+    if (POOL) s_estm[lid] = est_m;
     if (lane == 0u) {
         s_bound[slot] = 0xffffffffu;
         s_zkey[slot] = 0xffffffffu;
+        s_next[slot] = 0u;
     }
     barrier();
     // the first strict minimum in table order
@@ -239,38 +264,56 @@ void main()
     // ---- the exact search, lane = table, every multiplier (normal: the estimate's +-2)
     uint64_t tb = UMAX;
     uint tk = 0xffffffffu;
-    if (live && QUALITY >= 1 && e_est > 0) {
+    const bool search = live && QUALITY >= 1 && e_est > lb0;
+    if (search) {
         uint64_t rfor = 0;
         bool have = false;
         int wlo[NCOND], whi[NCOND]; // per condition: the decoded values some level must take
         // multipliers from the estimate outwards: good bounds early (ties resolve by key, not order)
-        for (int n = 0; n < 32; n++) {
-            int m = est_m + ((n & 1) != 0 ? (n + 1) >> 1 : -(n >> 1));
+        const uint NUNITS = QUALITY == 1 ? 80u : 496u; // POOL: 16 tables x ranks 0..4 (normal) / 0..30
+        for (int n = 0;; n++) {
+            int t = int(lane), em = est_m, m;
+            if (POOL) {
+                uint u = atomicAdd(s_next[slot], 1u);
+                if (u >= NUNITS) break;
+                t = int(u & 15u);
+                em = s_estm[slot * 16u + (u & 15u)];
+                int r = int(u >> 4u);
+                m = em + ((r & 1) != 0 ? (r + 1) >> 1 : -(r >> 1));
+            } else {
+                if (n >= 32) break;
+                m = est_m + ((n & 1) != 0 ? (n + 1) >> 1 : -(n >> 1));
+            }
             if (m < MMIN || m > 15) continue;
-            if (QUALITY == 1 && abs(m - est_m) > 2) continue;
+            if (QUALITY == 1 && abs(m - em) > 2) continue;
             uint64_t B = min(min(e_est, tb), bound_value(atomicMin(s_bound[slot], bound_units(tb))));
             // Ties: a candidate wins only with a smaller error, or the same error and a smaller key. Once
             // some lane has error 0 at key zk, every key above zk is out (flat or near-flat channels have
             // hundreds of zero-error (m, t, b): without this each lane evaluated all of them).
-            uint zk = tb == 0UL ? tk : 0xffffffffu;
+            uint zk = tb == lb0 ? tk : 0xffffffffu;
             zk = min(zk, atomicMin(s_zkey[slot], zk));
             if (zk < lexkey(m, t, BMIN)) continue;
             // every key of this (t, m) is above the lane's best key: only a strictly smaller error wins
             // (tb > 0 here, else zk <= tk would have skipped it)
+            // the windows keep the bound before this rule (a superset: recomputed only when the bound drops)
+            const uint64_t Bw = B;
             if (lexkey(m, t, BMIN) > tk) B = min(B, tb - 1UL);
-            if (!have || B != rfor) {
+            if (!have || Bw != rfor) {
                 have = true;
                 for (int k = 0; k < (FIVE ? NCOND : 2); k++) {
-                    // `count` pixels in [lo, hi] each with error >= dist^2: dist <= sqrt(B / count)
-                    int64_t R = rbound(B / uint64_t(ccount[k]));
-                    wlo[k] = int(clamp(cdiv64(int64_t(clo[k]) - R, SCALE), -4096L, 4096L));
-                    whi[k] = int(clamp(fdiv64(int64_t(chi[k]) + R, SCALE), -4096L, 4096L));
+                    // `count` pixels in [lo, hi] each with error >= dist^2: dist <= sqrt(Bw / count), rounded up
+                    // (the float roundings are covered by the 0.1 % margin); R >= 2^30 opens the window (|clo|,
+                    // |chi| < 2^28 and |window ends| <= 4096 * SCALE < 2^28: 32-bit arithmetic throughout)
+                    int R = Bw >= (1UL << 58) ? (1 << 30) : min(int(sqrt(float(Bw) / float(ccount[k])) * 1.001) + 2, 1 << 30);
+                    int lo = clo[k] - R, hi = chi[k] + R;
+                    wlo[k] = clamp(lo >= 0 ? (lo + SCALE - 1) / SCALE : -((-lo) / SCALE), -4096, 4096);
+                    whi[k] = clamp(hi >= 0 ? hi / SCALE : -((SCALE - 1 - hi) / SCALE), -4096, 4096);
                 }
-                rfor = B;
+                rfor = Bw;
             }
             int f = eac_factor(m), off[8];
-            for (int i = 0; i < 8; i++) off[i] = mods[i] * f;
-            if (SPACING) {
+            for (int i = 0; i < 8; i++) off[i] = (POOL ? s_mod[t * 8 + i] : mods[i]) * f;
+            if (SPACING && QUALITY >= 2) {
                 // the most levels of this (t, m) inside the targets' range: the longest run of sorted
                 // offsets spanning <= the range (off[3] < off[2] < off[1] < off[0] < off[4] < ... < off[7]),
                 // plus the nearest level below and above, plus a clamped level on a range end
@@ -283,7 +326,7 @@ void main()
                     }
                 }
                 int K = mc + 2 + (tmin <= VMIN * SCALE ? 1 : 0) + (tmax >= VMAX * SCALE ? 1 : 0);
-                if (K < 8 && emin[K] > double(B)) continue;
+                if (K < 8 && s_emin[slot * 8u + uint(K) - 1u] > double(B)) continue;
             }
             if (!FIVE) {
                 int lo0 = wlo[0], hi0 = whi[0], lo1 = wlo[1], hi1 = whi[1];
@@ -306,12 +349,12 @@ void main()
                             bhi = hhi;
                             break;
                         }
-                        uint64_t lim = k < tk ? min(B, tb) : min(B, tb - 1UL); // tb > 0 here: else zk = tk < k
-                        uint64_t e = eval_b(T, b, off, lim);
+                        uint64_t lim = k < tk ? min(B, tb) : min(B, tb - 1UL); // tb > lb0 here: else zk = tk < k
+                        uint64_t e = eval_b(TE, b, off, lim);
                         if (e <= lim && (e < tb || k < tk)) {
                             tb = e;
                             tk = k;
-                            if (e == 0UL) zk = k;
+                            if (e == lb0) zk = k;
                         }
                     }
                     next = max(next, bhi + 1);
@@ -379,12 +422,12 @@ void main()
                         ci = nc;
                         break;
                     }
-                    uint64_t lim = k < tk ? min(B, tb) : min(B, tb - 1UL); // tb > 0 here: else zk = tk < k
-                    uint64_t e = eval_b(T, b, off, lim);
+                    uint64_t lim = k < tk ? min(B, tb) : min(B, tb - 1UL); // tb > lb0 here: else zk = tk < k
+                    uint64_t e = eval_b(TE, b, off, lim);
                     if (e <= lim && (e < tb || k < tk)) {
                         tb = e;
                         tk = k;
-                        if (e == 0UL) zk = k;
+                        if (e == lb0) zk = k;
                     }
                 }
             }
@@ -404,7 +447,7 @@ void main()
                 k_s = k;
             }
         }
-        uint k = (QUALITY >= 1 && e_est > 0 && e_s < e_est) ? k_s : k_est;
+        uint k = (QUALITY >= 1 && e_est > lb0 && e_s < e_est) ? k_s : k_est;
         for (int p = 0; p < 16; p++) T[p] = s_tgt[slot * 16u + uint(p)];
         eac_write(job, T, int(k & 255u) + BMIN, int((k >> 8u) & 15u), int(k >> 12u));
         flags.w[job] = amb;

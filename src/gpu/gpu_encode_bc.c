@@ -75,6 +75,23 @@
  * 20.70 / 20.02 / 22.44. Bit 21 (the DP in shared memory, few registers: the kernel had 220 registers with
  * 0x10000, 168 with 0xd0000) is opt-in until the H100 has timed it. */
 #define KILN_EBC_BC4_POOL_OPT 0xd0000u
+/* BC4 / BC5 max split into kernels (helper bc4s, 2026-11-27): enc_bc4.comp's pre-pass (MAX_LIST: the high heuristic
+ * at full occupancy writes every block and lists the tasks whose error H is above 0, the only ones the exact
+ * search can improve), then enc_bc4_max_pool.comp over that list (option bit 23, FROM_LIST: full workgroups, no
+ * heuristic): 1 = step 1 and the search in one kernel, 2 = step 1 (bit 24: records to binding 2) and the search
+ * (bit 25, 62 instead of 195 registers on the H100) in kernels of their own; 0 = the pool kernel alone.
+ * KILN_GPU_BC4_SPLIT=0|1|2 overrides it (bench, tests). BC3 keeps one kernel (its colour pass uses binding 2), as do
+ * the pipelined ring (the probe refuses the split: the synchronous path runs it) and the device-resident mip path
+ * (ebc_plan_unsplit). */
+#define KILN_EBC_BC4_SPLIT 2
+#define KILN_EBC_BC4_FROM_LIST 0x800000u
+/* with the split: the pool's workgroup (KILN_GPU_BC4_POOL_WG overrides it) and its stack of 16 entries an invocation
+ * (option bit 27, added to the default options; KILN_GPU_BC4_POOL_OPT replaces them). H100 2026-11-27 08:13 UTC
+ * (`gpu_encode --size 4096 --formats bc4 --qualities max --strategies kiln --runs 5 --no-cpu`, kernel min ms, two
+ * rounds): split 1 wg 64 9.08, 9.15; wg 32 8.87, 8.88; + bit 27 7.90, 7.87; split 2 wg 32 8.84, 8.86; + bit 27
+ * 7.63, 7.62 (the default); split 2 wg 64 + bit 27 7.73, 7.72; split 0 (one kernel) 11.54. */
+#define KILN_EBC_BC4_LIST_WG 32u
+#define KILN_EBC_BC4_LIST_STACK16 0x8000000u
 /* The cluster-fit shader: 1 = enc_bc1_cf.comp (candidates refined on one invocation each), 2 =
  * enc_bc1_cf2.comp (texel loads, ranks, prefix sums and the refinement's scoring / channel steps
  * split over the block's invocations); KILN_GPU_CF_DESIGN=1 or 2 overrides it. H100 2026-11-25, 2048^2
@@ -124,12 +141,24 @@
  * spread from the covariance's diagonal only, 19 = exact scoring / channel steps without local arrays, 20 = the
  * refinement's products in float, 21 = the channel steps' rounding by magic adds, 22 = the search setup's
  * products in float (8-bit sources); 27 (helper bc1max) = channel_step's b terms once per channel. KILN_GPU_CF_OPT
- * takes any combination of KILN_EBC_CF3_OPT_BITS (every bit of the max default): the opt-in bits 1-4, 6, 13 and 23-26,
- * 28, none in a default and none a gain on the H100 / H200 (docs/PERFORMANCE.md: the early exits, P3(i) hoisting,
+ * takes any combination of KILN_EBC_CF3_OPT_BITS (every bit of the max default, and bit 10): the opt-in bits 1-4, 6,
+ * 13 and 23-26 (bit 25 is helper bc1m's list since), 28, none in a default and none a gain on the H100 / H200
+ * (docs/PERFORMANCE.md: the early exits, P3(i) hoisting,
  * driver unrolling, min / max clamps, the rolled covariance, 16-byte prefix-sum words, the nested searches) were
  * removed from enc_bc1_cf3.comp by helper bc1k (2026-11-26: lavapipe compile time in CI) and are refused; bit 15 is
  * the host's refine flag. */
-#define KILN_EBC_CF3_OPT_BITS 142565281u
+#define KILN_EBC_CF3_OPT_BITS (142565281u | KILN_EBC_CF3_PRELIST)
+/* bit 25 (PRELIST, helper bc1m, 2026-11-27): a first pass of the same shader (bit 26, CLASSIFY, the host's) flags the
+ * blocks the CPU encodes and lists the others; the search and refine passes run one invocation per listed block (no
+ * invocation idles through a search for a flat block). Binding 2 holds the fallback words, then the list's length
+ * and an unused word (both zeroed by the host before the passes: the synchronous path and the ring), then the list
+ * (nblocks words). The device-resident mip path drops the bit (ebc_plan_unsplit); a device without subgroup ballot
+ * in compute too (make_plan). Bit 30 (REFILL: invocations refilled from an atomic counter) lost to it on the H100
+ * (7.01 against 6.03 ms) and was removed. */
+#define KILN_EBC_CF3_PRELIST 33554432u
+#define KILN_EBC_CF3_CLASSIFY 67108864u
+/* the bits whose passes use binding 2's list (the name the ring's layout code tests) */
+#define KILN_EBC_CF3_REFILL KILN_EBC_CF3_PRELIST
 /* the bits at high quality (KILN_EBC_CF3_OPT: at max); KILN_GPU_CF_OPT overrides both */
 #define KILN_EBC_CF3_OPT_HIGH KILN_EBC_CF3_OPT
 /* BC1 / BC1a at high and max since the H200 run of 2026-11-26 05:20 UTC (lead, helper bc1split's final script on the
@@ -148,8 +177,14 @@
  * high 24481, for BC3 as well (BC3 had 33). Max + bit 27 (helper bc1max; the lead's H100 run of 2026-11-26 11:47-11:49
  * UTC, same command, alternated): 8347553 7.799 / 7.804, 142565281 7.625 / 7.625; bits 24-26 (the nested searches)
  * were slower there (8.56-9.17: 154 registers instead of 83) and were removed later (helper bc1k). */
-#define KILN_EBC_CF3_OPT_COLOUR_MAX 142565281u
-#define KILN_EBC_CF3_OPT_COLOUR_HIGH KILN_EBC_CF3_OPT_BC1
+/* Since helper bc1m's H100 runs (2026-11-27 07:51-08:13 UTC, NVIDIA H100 80GB HBM3, one process per row, alternated,
+ * kernel min ms of `KILN_GPU_CF_OPT=o gpu_encode --size 4096 --formats bc1 --qualities max --strategies kiln --runs 5
+ * --no-cpu`): 142565281 7.630 / 7.631, + bit 30 (REFILL) 7.020 / 7.012, + bit 25 (PRELIST) 6.033 / 6.034, + bit 25 -
+ * bit 10 (176118689) 6.005 / 6.002 (2.79 Gpix/s); search pass alone 142565281 6.25 (run 1), PRELIST 4.62. High
+ * (`--qualities high`): 24481 6.327, 24481 + bit 25 4.715. Every row the CPU's bytes (2048^2 bc1 / bc1a / bc3 high and
+ * max with PRELIST: "same"). */
+#define KILN_EBC_CF3_OPT_COLOUR_MAX 176118689u
+#define KILN_EBC_CF3_OPT_COLOUR_HIGH (KILN_EBC_CF3_OPT_BC1 | KILN_EBC_CF3_PRELIST)
 #define KILN_EBC_CF3_REFINE 32768u
 #define KILN_EBC_CF3_SPLIT 128u
 #define KILN_EBC_CF3_LOCAL 32u
@@ -164,12 +199,15 @@ typedef struct ebc_pass {
     int cf_tables;     /* binds the cluster-fit factor tables (binding 3) */
     int flat_tables;   /* binds the single-colour tables (binding 3, flat_table_words) */
     int after_barrier; /* reads what the passes before it wrote (the dither post-passes) */
+    int bc4_list;      /* BC4 / BC5 max split (KILN_EBC_BC4_SPLIT): 1 the pre-pass (enc_bc4.comp MAX_LIST) that
+                        * appends the tasks with heuristic error > 0 to binding 2, 2 the pool over that list, 3 the
+                        * step-1 kernel between them (split 2) */
 } ebc_pass;
 
 typedef struct ebc_plan {
-    ebc_pass pass[4]; /* the last only for dithering (add_dither_passes; the synchronous path); the split
+    ebc_pass pass[5]; /* the last only for dithering (add_dither_passes; the synchronous path); the split
                        * cluster fit (KILN_EBC_CF3_SPLIT) adds its refine pass after the colour (search) pass
-                       * and BC3's alpha pass */
+                       * and BC3's alpha pass; bit 25 (KILN_EBC_CF3_PRELIST) its classify pass first */
     int npass;
     int prepared_words; /* 0: raw RGBA8 input; 1: BC4 channel bytes; 2: BC1 R16G16 / B16A8 */
     int channel_kind;   /* prepared 1: 0 unsigned R[G], 1 signed */
@@ -405,6 +443,14 @@ static int device_has_fp64(kiln_gpu *gpu)
     return f.shaderFloat64 == VK_TRUE;
 }
 
+static int device_has_ballot(kiln_gpu *gpu)
+{
+    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
+    vkGetPhysicalDeviceProperties2(gpu->physical, &p2);
+    return (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (sg.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT);
+}
+
 static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image *img, const kiln_encode_params *p,
                              const kiln_format_info *fi, ebc_plan *plan)
 {
@@ -470,6 +516,7 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                     opt = (uint32_t)v;
                 }
                 if ((opt & 4096u) && !cf_pens_zero()) opt &= ~4096u;
+                if ((opt & KILN_EBC_CF3_REFILL) && !device_has_ballot(gpu)) opt &= ~KILN_EBC_CF3_REFILL;
                 ps->per_task = 1;
                 ps->spec[4] = opt;
                 /* shared memory per block: 472 bytes (8-bit sources; 268 with CF_OPT 32), 664 (16-bit
@@ -486,6 +533,13 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
             }
             ps->fallback = 2;
             ps->cf_tables = 1;
+            if (design == 3 && (ps->spec[4] & KILN_EBC_CF3_PRELIST)) { /* bit 25: the classify pass first */
+                ebc_pass search = *ps;
+                ps->spec[4] |= KILN_EBC_CF3_CLASSIFY;
+                search.after_barrier = 1;
+                plan->pass[plan->npass++] = search;
+                ps = &plan->pass[plan->npass - 1];
+            }
             if (design == 3 && (ps->spec[4] & KILN_EBC_CF3_SPLIT)) { /* the refine pass, after a barrier */
                 refine = *ps;
                 refine.spec[4] |= KILN_EBC_CF3_REFINE;
@@ -577,6 +631,43 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                     pool_opt = (uint32_t)o;
                 }
                 ps->spec[4] |= pool_opt;
+                int split = KILN_EBC_BC4_SPLIT;
+                const char *senv = getenv("KILN_GPU_BC4_SPLIT");
+                if (senv && senv[0]) {
+                    if (strcmp(senv, "0") != 0 && strcmp(senv, "1") != 0 && strcmp(senv, "2") != 0)
+                        return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_SPLIT=%s is not 0, 1 or 2", senv);
+                    split = senv[0] - '0';
+                }
+                if (pool_opt & (KILN_EBC_BC4_FROM_LIST | 0x3000000u))
+                    return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_POOL_OPT=%s: bits 23-25 are KILN_GPU_BC4_SPLIT's", popt);
+                if (split == 2 && (pool_opt & 0x210000u) != 0x10000u)
+                    return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_SPLIT=2 needs pool option bit 16 without bit 21");
+                if (split && !colour) { /* the pre-pass first, then the pool over its list */
+                    ebc_pass pool = *ps;
+                    pool.spec[4] |= KILN_EBC_BC4_FROM_LIST;
+                    if (!(popt && popt[0])) pool.spec[4] |= KILN_EBC_BC4_LIST_STACK16;
+                    if (!(wg && wg[0])) pool.local = KILN_EBC_BC4_LIST_WG;
+                    pool.after_barrier = 1;
+                    pool.bc4_list = 2;
+                    memset(ps, 0, sizeof *ps);
+                    ps->shader = "enc_bc4";
+                    ps->spec[0] = variant;
+                    ps->spec[2] = u8 ? 1u : 0u;
+                    ps->spec[3] = 1u;
+                    ps->spec[4] = 1u; /* MAX_LIST */
+                    ps->local = KILN_EBC_LOCAL;
+                    ps->per_task = 1;
+                    ps->tasks_per_block = pool.tasks_per_block;
+                    ps->bc4_list = 1;
+                    if (split == 2) { /* step 1 (records to binding 2), then the search reading them */
+                        ebc_pass s1 = pool;
+                        s1.spec[4] |= 0x1000000u;
+                        s1.bc4_list = 3;
+                        plan->pass[plan->npass++] = s1;
+                        pool.spec[4] |= 0x2000000u;
+                    }
+                    plan->pass[plan->npass++] = pool;
+                }
             } else {
                 return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_MAX=%s is not pool (v1 and quadtree were removed)", design);
             }
@@ -613,8 +704,30 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
  * running the whole encoder again (the device-resident mip path records its passes without barriers). */
 static void ebc_plan_unsplit(ebc_plan *plan)
 {
+    for (int i = 0; i < plan->npass; i++) { /* BC4 / BC5 max (KILN_EBC_BC4_SPLIT): the pool alone, with its heuristic */
+        ebc_pass *ps = &plan->pass[i];
+        if (ps->bc4_list == 1 || ps->bc4_list == 3) {
+            for (int k = i + 1; k < plan->npass; k++) plan->pass[k - 1] = plan->pass[k];
+            plan->npass--;
+            i--;
+        } else if (ps->bc4_list == 2) {
+            ps->spec[4] &= ~(KILN_EBC_BC4_FROM_LIST | 0x2000000u);
+            ps->after_barrier = 0;
+            ps->bc4_list = 0;
+        }
+    }
     for (int i = 0; i < plan->npass; i++) {
         ebc_pass *ps = &plan->pass[i];
+        if (ps->cf_tables && strcmp(ps->shader, "enc_bc1_cf3") == 0) {
+            if (ps->spec[4] & KILN_EBC_CF3_CLASSIFY) { /* bit 25's first pass */
+                for (int k = i + 1; k < plan->npass; k++) plan->pass[k - 1] = plan->pass[k];
+                plan->npass--;
+                i--;
+                continue;
+            }
+            if (ps->spec[4] & KILN_EBC_CF3_PRELIST) ps->after_barrier = 0;
+            ps->spec[4] &= ~KILN_EBC_CF3_REFILL;
+        }
         if (!ps->cf_tables || strcmp(ps->shader, "enc_bc1_cf3") != 0 || !(ps->spec[4] & KILN_EBC_CF3_SPLIT)) continue;
         if (ps->spec[4] & KILN_EBC_CF3_REFINE) {
             for (int k = i + 1; k < plan->npass; k++) plan->pass[k - 1] = plan->pass[k];
@@ -684,7 +797,7 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
         KILN_TRY(make_plan(ctx, gpu, img, params, fi, &plan));
     }
 
-    const kiln_vk_pipeline *pipes[4];
+    const kiln_vk_pipeline *pipes[5]; /* ebc_plan.pass */
     for (int i = 0; i < plan.npass; i++) {
         kiln_vk_pipeline_desc desc = {
             .shader = plan.pass[i].shader,
@@ -708,18 +821,26 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     const char *dbg = getenv("KILN_GPU_BATCH_BYTES");
     if (dbg && strtoull(dbg, NULL, 10) > 0 && strtoull(dbg, NULL, 10) < limit) limit = (size_t)strtoull(dbg, NULL, 10);
     size_t rows = limit / (in_row > out_row ? in_row : out_row);
+    int bc4_list = 0; /* BC4 / BC5 max split: binding 2 holds the pre-pass's list (+ step 1's records) */
+    for (int i = 0; i < plan.npass; i++) /* words per channel task */
+        if (plan.pass[i].bc4_list) bc4_list = plan.pass[i].bc4_list == 3 || bc4_list == 18 ? 18 : 2;
+    if (bc4_list && limit > 16 && rows > (limit - 16) / ((size_t)bx * 2 * 4 * (size_t)bc4_list))
+        rows = (limit - 16) / ((size_t)bx * 2 * 4 * (size_t)bc4_list);
     if (rows == 0)
         return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "a block row of the %ux%u image exceeds the device's buffer range", w, h);
     if (rows > by) rows = by;
-    int any_fallback = 0, fb_per_block = 0, cf_tables = 0, flat_tables = 0;
+    int any_fallback = 0, fb_per_block = 0, cf_tables = 0, flat_tables = 0, refill = 0;
     for (int i = 0; i < plan.npass; i++) {
+        refill |= plan.pass[i].cf_tables && strcmp(plan.pass[i].shader, "enc_bc1_cf3") == 0 &&
+                  (plan.pass[i].spec[4] & KILN_EBC_CF3_REFILL);
         any_fallback |= plan.pass[i].fallback != 0;
         fb_per_block |= plan.pass[i].fallback == 2;
         cf_tables |= plan.pass[i].cf_tables;
         flat_tables |= plan.pass[i].flat_tables;
     }
     /* fallback flags: bits (enc_bc1.comp) or a word per block (enc_bc1_cf.comp) */
-    const size_t fb_words = fb_per_block ? rows * bx : (rows * bx + 31) / 32;
+    /* CF_OPT bit 25: the list's length, an unused word and the list of blocks after the words */
+    const size_t fb_words = fb_per_block ? rows * bx + (refill ? 2 + rows * bx : 0) : (rows * bx + 31) / 32;
 
     kiln_vk_io in, out, fbits, tab;
     memset(&in, 0, sizeof in);
@@ -728,10 +849,14 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     memset(&tab, 0, sizeof tab);
     uint32_t *flist = NULL;
     size_t nflagged_total = 0;
+    /* KILN_GPU_BC4_LIST_STATS=1 (bench): how many channel tasks the BC4 / BC5 max pre-pass listed */
+    const char *lst = getenv("KILN_GPU_BC4_LIST_STATS");
+    const int bc4_stats = bc4_list && lst && lst[0] == '1';
+    size_t bc4_listed = 0;
     const size_t tab_bytes = cf_tables ? cf_table_words(NULL) * 4 : flat_tables ? EBC_FLAT_WORDS * 4 : 4;
     kiln_status st = kiln_vk_io_create(ctx, gpu, rows * in_row, 0, &in);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, rows * out_row, 1, &out);
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, fb_words * 4, 1, &fbits);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (bc4_list ? 2 + 2 * (size_t)bc4_list * rows * bx : fb_words) * 4, 1, &fbits);
     if (st == KILN_OK && (cf_tables || flat_tables)) {
         st = kiln_vk_io_create(ctx, gpu, tab_bytes, 0, &tab);
         if (st == KILN_OK) {
@@ -765,6 +890,10 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
         if (st != KILN_OK) break;
         kiln_vk_cmd_upload(&cmd, &in, in_bytes);
         if (cf_tables || flat_tables) kiln_vk_cmd_upload(&cmd, &tab, tab_bytes);
+        if (bc4_list) { /* the list's count */
+            vkCmdFillBuffer(cmd.cb, fbits.dev.buffer, 0, 4, 0);
+            kiln_vk_cmd_transfer_to_compute(cmd.cb);
+        }
         kiln_vk_cmd_timestamp(&cmd, 0);
         const float sw[3] = {params->perceptual ? sqrtf(0.299f * 3.0f) : 1.0f, params->perceptual ? sqrtf(0.587f * 3.0f) : 1.0f,
                              params->perceptual ? sqrtf(0.114f * 3.0f) : 1.0f};
@@ -772,10 +901,14 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
                                               (uint32_t)params->alpha_threshold | (params->perceptual ? 1u << 8 : 0u) |
                                                   (params->alpha_cutout ? 1u << 9 : 0u) | ((uint32_t)params->quality & 3u) << 10};
         memcpy(&push[5], sw, sizeof sw);
-        const size_t fb_bytes = fb_per_block ? nblocks * 4 : ((nblocks + 31) / 32) * 4;
+        const size_t fb_bytes = bc4_list ? (2 + 2 * (size_t)bc4_list * nblocks) * 4 : fb_per_block ? nblocks * 4 : ((nblocks + 31) / 32) * 4;
+        if (refill) { /* CF_OPT bit 25: the list's length (and the unused word) at 0 */
+            vkCmdFillBuffer(cmd.cb, fbits.dev.buffer, nblocks * 4, 8, 0);
+            kiln_vk_cmd_transfer_to_compute(cmd.cb);
+        }
         kiln_vk_binding b[4] = {{.buffer = in.dev.buffer, .range = in_bytes},
                                 {.buffer = out.dev.buffer, .range = out_bytes},
-                                {.buffer = fbits.dev.buffer, .range = fb_bytes},
+                                {.buffer = fbits.dev.buffer, .range = fb_bytes + (refill ? (2 + nblocks) * 4 : 0)},
                                 {.buffer = tab.dev.buffer, .range = tab_bytes}};
         for (int i = 0; st == KILN_OK && i < plan.npass; i++) {
             const ebc_pass *ps = &plan.pass[i];
@@ -786,14 +919,16 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, &out, out_bytes);
         if (any_fallback) kiln_vk_cmd_download(&cmd, &fbits, fb_bytes);
+        if (bc4_stats) kiln_vk_cmd_download(&cmd, &fbits, 4); /* the list's count */
         double ms = 0.0;
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
         kiln_vk_cmd_free(&cmd);
         total_ms += ms;
         if (st == KILN_OK) st = kiln_vk_buffer_invalidate(ctx, gpu, out.direct ? &out.dev : &out.staging);
-        if (st == KILN_OK && any_fallback)
+        if (st == KILN_OK && (any_fallback || bc4_stats))
             st = kiln_vk_buffer_invalidate(ctx, gpu, fbits.direct ? &fbits.dev : &fbits.staging);
         if (st != KILN_OK) break;
+        if (bc4_stats) bc4_listed += *(const uint32_t *)kiln_vk_io_map(&fbits);
         uint8_t *d = dst + (size_t)r0 * out_row;
         memcpy(d, kiln_vk_io_map(&out), out_bytes);
         if (any_fallback) {
@@ -827,6 +962,9 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     if (ctx->params.verbose && any_fallback)
         fprintf(stderr, "kiln: %s on the GPU: %zu of %zu blocks were encoded by the CPU encoder (flat, near-flat or degenerate blocks, transparent or cut-out texels)\n",
                 fi->name, nflagged_total, (size_t)bx * by);
+    if (bc4_stats)
+        fprintf(stderr, "kiln: %s max: %zu of %zu channel tasks listed for the exact search (heuristic error > 0)\n", fi->name,
+                bc4_listed, (size_t)bx * by * plan.pass[0].tasks_per_block);
     if (ctx->params.verbose && dither)
         fprintf(stderr, "kiln: %s on the GPU: dithered indices by %s\n", fi->name, plan.pass[plan.npass - 1].shader);
     ctx->last_gpu_ms = total_ms;

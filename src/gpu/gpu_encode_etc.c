@@ -242,16 +242,25 @@ static kiln_status check_int64(kiln_context *ctx, kiln_gpu *gpu)
     return KILN_OK;
 }
 
-/* kiln's EAC design (strategy 0): the shader and its specialisation constant 3 for a quality: enc_eac.comp
- * with PRUNE = KILN_GPU_EAC_PRUNE=0..3 (bit 0 the CPU's five conditions, bit 1 the spacing bound). The
- * second design, enc_eac_max.comp (helper eacmax, opt-in KILN_GPU_EAC_MAX=N: the exact search spread evenly
- * over the workgroup's lanes), ran 2.4x slower on the H100 (2026-11-26 08:40 UTC: R11 max 181.1 vs 76.6 ms)
- * and was removed (helper bc4k, 2026-11-26: one shader and its test fewer in CI). */
+/* kiln's EAC design (strategy 0): the shader and its specialisation constant 3 (PRUNE) for a quality:
+ * enc_eac.comp; bit 0 the CPU's five conditions, bit 1 the spacing bound, bit 2 POOL (the (table, multiplier)
+ * pairs of a job to whichever of its lanes is free), bit 3 LB (the nearest-representable-value lower bound:
+ * ties cut at it). Default (helper eacm, H100 2026-11-27): 2 | 4 | 8 at every quality (the shader applies the
+ * spacing bound at high and max only: one pipeline per kind; R11 max 77.4 -> 62.3 ms, RG11 max 179.9 -> 127.5
+ * at 4096^2, same bytes). KILN_GPU_EAC_PRUNE=0..3 replaces bits 0 and 1, KILN_GPU_EAC_OPT=0..3 bits 2 and 3
+ * (PRUNE=0 with OPT=0: the search structure before). The second design,
+ * enc_eac_max.comp (helper eacmax: the exact search spread evenly over the workgroup's lanes), ran 2.4x
+ * slower on the H100 (2026-11-26 08:40 UTC: R11 max 181.1 vs 76.6 ms) and was removed (helper bc4k,
+ * 2026-11-26: one shader and its test fewer in CI). */
 static const char *eac_kiln_shader(int quality, uint32_t *spec3)
 {
     (void)quality;
+    uint32_t s = 2u | 4u | 8u;
     const char *pr = getenv("KILN_GPU_EAC_PRUNE");
-    *spec3 = pr && pr[0] >= '0' && pr[0] <= '3' ? (uint32_t)(pr[0] - '0') : 0u;
+    if (pr && pr[0] >= '0' && pr[0] <= '3') s = (s & ~3u) | (uint32_t)(pr[0] - '0');
+    const char *op = getenv("KILN_GPU_EAC_OPT");
+    if (op && op[0] >= '0' && op[0] <= '3') s = (s & 3u) | (uint32_t)(op[0] - '0') << 2;
+    *spec3 = s;
     return "enc_eac";
 }
 

@@ -38,7 +38,10 @@
  *
  * The pooled search (helper etc2th, issue 4; KILN_GPU_ETC2_TH_POOL, the default at max): a workgroup's blocks share their
  * partition searches (in stages: first eval set, then one stage per recentring round) and max's +-1 neighbours over all
- * its invocations (the shader's th_pool); H100 4096^2 max: T/H 22.0 ms vs 47.2. */
+ * its invocations (the shader's th_pool); H100 4096^2 max: T/H 22.0 ms vs 47.2. The pool's eval sets run fused (helper etc2m,
+ * 2026-11-27: the shader's eval_set_fused, one pass over the pixels for the set's T / H candidates; ETC2 RGB 4096^2 whole
+ * encoder max 36.91 -> 29.32 ms with workgroup 64 and, at max, PACKED; high 26.32 -> 17.33; RGB A1 max 33.37 -> 27.65; same
+ * bytes). */
 #include "gpu/gpu_etc2_th.h"
 
 #include "codec/etc_enc.h"
@@ -84,14 +87,18 @@ _Static_assert(sizeof(th_push) == sizeof(((kiln__gpu_etc2_th_plan *)0)->push), "
  * PACKED alone 87.76; FLAT + FASTPIX + CACHE 85.08 and at high 32.27 vs 23.45 before (the search pipeline then needs 255
  * registers, 242 before: the combinations spill). Lead's H200 run of 02:46 UTC, same command: max default (FASTPIX) 69.47,
  * old code 85.39, FASTPIX + workgroup 128 65.94, FLAT + FASTPIX 76.90, SMEM 86.22; high (--quality 2): FASTPIX 29.55 vs old
- * code 23.67: so FASTPIX and workgroup 128 at max only. */
+ * code 23.67: so FASTPIX at max only (and workgroup 128 there, until the pooled search's eval sets were fused: H100 2026-11-27
+ * 07:54 UTC, ETC2 RGB max 4096^2 whole encoder 30.13 / 30.10 ms at 128 vs 29.13 / 29.13 at 64 with a first, opaque-only
+ * version at 183 registers; 08:15 UTC, the final one at 205: 30.76 / 30.75 vs 29.81 / 29.87: 64 everywhere now; helper etc2m). */
 #define TH_FLAT_DEFAULT 0u
 #define TH_FASTPIX_DEFAULT 1u
 #define TH_CHECK_DEFAULT 1u
 #define TH_CACHE_DEFAULT 0u
 #define TH_PACKED_DEFAULT 0u
+/* at max PACKED since the pool's eval sets are fused (helper etc2m; H100 2026-11-27 08:15 UTC, ETC2 RGB max 4096^2 whole
+ * encoder: 29.37 / 29.40, 29.32 / 29.41 ms vs 29.81 / 29.87, 29.87 / 29.87 unpacked; search 205 -> 159 registers, gate 128 -> 80) */
+#define TH_PACKED_MAX_DEFAULT 1u
 #define TH_WG_DEFAULT 64u
-#define TH_WG_MAX_DEFAULT 128u /* at max, with FASTPIX */
 #define TH_SMEM_DEFAULT 0u
 /* KILN_GPU_ETC2_TH_POOL=0|1 (helper etc2th): the search's partitions (in stages: first eval set, then one stage per
  * recentring round) and max's +-1 neighbours of a workgroup's blocks pooled over its invocations (the shader's th_pool).
@@ -197,9 +204,9 @@ kiln_status kiln__gpu_etc2_th_plan_make(kiln_context *ctx, const kiln_encode_par
                         &fastpix));
     KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_CHECK", checks, 5, TH_CHECK_DEFAULT, &check));
     KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_CACHE", bits, 2, TH_CACHE_DEFAULT, &cache));
-    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_PACKED", bits, 2, TH_PACKED_DEFAULT, &packed));
-    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_WG", wgs, 4,
-                        params->quality >= KILN_QUALITY_MAX && fastpix ? TH_WG_MAX_DEFAULT : TH_WG_DEFAULT, &wg));
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_PACKED", bits, 2,
+                        params->quality >= KILN_QUALITY_MAX ? TH_PACKED_MAX_DEFAULT : TH_PACKED_DEFAULT, &packed));
+    KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_WG", wgs, 4, TH_WG_DEFAULT, &wg));
     KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_SMEM", bits, 2, TH_SMEM_DEFAULT, &smem));
     uint32_t pool;
     KILN_TRY(env_choice(ctx, "KILN_GPU_ETC2_TH_POOL", bits, 2, params->quality >= KILN_QUALITY_HIGH ? TH_POOL_DEFAULT : 0u, &pool));

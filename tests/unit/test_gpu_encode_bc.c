@@ -259,10 +259,14 @@ static void bc4_max_adversarial_identical(void **state)
                                        KILN_FORMAT_BC5_SNORM, KILN_FORMAT_BC3_UNORM};
     /* the pool, and its overflow path (a stack of 8 entries: most cells then go to the invocation's own
      * depth-first walk) on the adversarial blocks in BC4 UNORM and BC5 SNORM only (lavapipe time) */
-    static const struct { const char *design, *cap; int all; } designs[] = {{"pool", NULL, 1}, {"pool", "8", 0}};
+    /* (BC4 / BC5: the default split, KILN_EBC_BC4_SPLIT: the pre-pass, step 1 and the search over its list; the
+     * small stack with step 1 and the search in one kernel, KILN_GPU_BC4_SPLIT=1; the images have tasks with
+     * heuristic error 0, which the pre-pass does not list, and tasks above 0) */
+    static const struct { const char *design, *cap, *split; int all; } designs[] = {{"pool", NULL, NULL, 1}, {"pool", "8", "1", 0}};
     for (size_t dz = 0; dz < sizeof designs / sizeof designs[0]; dz++) {
         setenv("KILN_GPU_BC4_MAX", designs[dz].design, 1);
         if (designs[dz].cap) setenv("KILN_GPU_BC4_POOL_CAP", designs[dz].cap, 1);
+        if (designs[dz].split) setenv("KILN_GPU_BC4_SPLIT", designs[dz].split, 1);
         for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
             for (int i = 0; i < nimg; i++) {
                 if (!designs[dz].all && i > 0) continue;
@@ -278,6 +282,7 @@ static void bc4_max_adversarial_identical(void **state)
             }
         unsetenv("KILN_GPU_BC4_MAX");
         unsetenv("KILN_GPU_BC4_POOL_CAP");
+        unsetenv("KILN_GPU_BC4_SPLIT");
     }
     /* float source (the host prepares the channel bytes): SNORM from -1.5 .. 2 (clamped), exact -1 / 1 */
     kiln_image f32;
@@ -287,8 +292,10 @@ static void bc4_max_adversarial_identical(void **state)
         uint8_t u = ((const uint8_t *)img[0].pixels)[i];
         ((float *)f32.pixels)[i] = u == 3 ? -1.5f : u == 252 ? 2.0f : (float)u / 127.5f - 1.0f;
     }
-    static const kiln_format sfmts[] = {KILN_FORMAT_BC4_SNORM, KILN_FORMAT_BC5_SNORM};
-    for (size_t k = 0; k < 2; k++) {
+    /* (BC5 SNORM only: each format's max takes three pipelines with the split, KILN_EBC_BC4_SPLIT, and BC5 SNORM
+     * has the BC4 SNORM channel code in both channels) */
+    static const kiln_format sfmts[] = {KILN_FORMAT_BC5_SNORM};
+    for (size_t k = 0; k < sizeof sfmts / sizeof sfmts[0]; k++) {
         kiln_encode_params ep;
         kiln_encode_params_init(&ep, sfmts[k], KILN_QUALITY_MAX);
         kiln_status st = compare(fx, &f32, "adversarial float", &ep, 0);
@@ -320,6 +327,7 @@ static void bc4_max_pool_options_identical(void **state)
     static const struct { const char *opt, *wg, *cap; } runs[] = {{"0x400000", NULL, NULL}, {"0x3d0000", "32", "8"}};
     static const kiln_format fmts[] = {KILN_FORMAT_BC4_UNORM, KILN_FORMAT_BC5_SNORM};
     setenv("KILN_GPU_BC4_MAX", "pool", 1);
+    setenv("KILN_GPU_BC4_SPLIT", "0", 1); /* the pool kernel alone, with its heuristic (BC3 max, the mip path) */
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         setenv("KILN_GPU_BC4_POOL_OPT", runs[r].opt, 1);
         if (runs[r].wg) setenv("KILN_GPU_BC4_POOL_WG", runs[r].wg, 1);
@@ -336,6 +344,7 @@ static void bc4_max_pool_options_identical(void **state)
         unsetenv("KILN_GPU_BC4_POOL_CAP");
     }
     unsetenv("KILN_GPU_BC4_MAX");
+    unsetenv("KILN_GPU_BC4_SPLIT");
     kiln_image_free(&img);
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
     fx->gpu = shared_gpu;
@@ -755,9 +764,11 @@ static void bc1_cf3_variants_identical(void **state)
  * e + 3 before e + 2 changes the bytes (the gap named by helper bc1split). (2) Design 3's CF_OPT bits 16-22
  * (float conversions by a magic add, refine texels in shared memory, the spread from the diagonal, no local
  * arrays in the scoring / steps, float products in the refinement and in the setup, magic rounding in the
- * steps) alone on top of the BC1 default 24481 (with KILN_TEST_BC1_FULL=1), and together with bit 27 (the max default 142565281, also at high;
- * without bit 10; one pass with `* one` products), give the CPU's bytes on the tie blocks, real crops, adversarial,
- * near-flat and 16-bit sources; bit 15 and the removed bits (1-4, 6, 13, 23-26, 28; helper bc1k) are refused. */
+ * steps) alone on top of 24481 (with KILN_TEST_BC1_FULL=1), and together with bits 25 (the classify pass's list, helper
+ * bc1m) and 27 (the max default 176118689, also at high; the high default 33578913 at max too; one pass with `* one`
+ * products), and the defaults, give the CPU's bytes on the tie blocks, real crops, adversarial, near-flat and 16-bit
+ * sources; bit 15 and the removed bits (1-4, 6, 13, 23, 24, 28, 30; helpers bc1k, bc1m; bit 26 is the host's) are
+ * refused. */
 static const uint8_t k_tie_blocks[6][16][3] = {
     {{201, 56, 24}, {201, 56, 24}, {231, 94, 1}, {74, 110, 173}, {231, 94, 1}, {231, 94, 1}, {231, 94, 1}, {231, 94, 1},
      {201, 56, 24}, {231, 94, 1}, {231, 94, 1}, {201, 56, 24}, {201, 56, 24}, {201, 56, 24}, {231, 94, 1}, {231, 94, 1}},
@@ -823,12 +834,14 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
     random_image(&rng, 20, 16, 1, &img[n]);
     name[n++] = "near-flat 20x16";
     static const kiln_format fmts[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM};
-    /* 24481 = the high default (split, bits 0, 5, 7-12, 14); 142565281 = it with bits 16-22 and 27 (the max default,
-     * here at high too); 142564257 = that without bit 10 (one refine invocation per block); 142564128 = one pass (no
-     * split), fm products with `* one` */
+    /* 24481 = the high default without bit 25 (split, bits 0, 5, 7-12, 14); 176118689 = it with bits 16-22, 25 and 27,
+     * without bit 10 (the max default since 2026-11-27; bit 25, PRELIST, helper bc1m: a classify pass lists the blocks
+     * the GPU encodes, the search and the refine pass run over the list; here at high too); 33578913 = 24481 + bit 25
+     * (the high default, here at max too: the list with one refine invocation per candidate); 142564128 = one pass (no
+     * split, no list), fm products with `* one`. (The defaults' pipelines are the ones the defaults below use.) */
     static const uint32_t opts[] = {24481,          24481 + 65536,   24481 + 131072,  24481 + 262144,
                                     24481 + 524288, 24481 + 1048576, 24481 + 2097152, 24481 + 4194304,
-                                    142565281,      142564257,       142564128};
+                                    176118689,      33578913,        142564128};
     for (size_t oi = 0; oi < sizeof opts / sizeof opts[0]; oi++) {
         /* lavapipe time: the default, and the combinations, whose bits 16-22 on top of 24481 include every single
          * bit's code (each bit alone: KILN_TEST_BC1_FULL=1) */
@@ -877,8 +890,8 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
     size_t size = kiln_format_image_size(ep.format, img[0].width, img[0].height);
     uint8_t *d = malloc(size);
     assert_non_null(d);
-    /* bit 15; removed bits 1, 24 (helper bc1k); bit 29; 2^32 */
-    static const char *const bad[] = {"57249", "24483", "16801697", "536870913", "4294967296"};
+    /* bit 15; removed bits 1, 24 (helper bc1k); bit 29; removed bit 30 (helper bc1m); 2^32 */
+    static const char *const bad[] = {"57249", "24483", "16801697", "536870913", "1073741824", "4294967296"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("KILN_GPU_CF_OPT", bad[i], 1);
         assert_int_equal(kiln__gpu_encode(fx->gpu, &img[0], &ep, 0, d, size), KILN_ERR_INVALID_ARGUMENT);
@@ -886,8 +899,8 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
     free(d);
     unsetenv("KILN_GPU_CF_OPT");
     unsetenv("KILN_GPU_CF_DESIGN");
-    /* the defaults (no variables; high 24481, max 142565281 = 8347553 + bit 27 for BC1, BC1a and BC3): the tie blocks, and the
-     * crops at max */
+    /* the defaults (no variables; high 24481 + bit 25, max 176118689 = 8347553 + bits 25, 27 - bit 10 for BC1, BC1a and BC3):
+     * the tie blocks, and the crops, adversarial (flat blocks: not listed) and near-flat images at max */
     for (int i = 0; i < n; i++)
         for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
             for (int q = KILN_QUALITY_HIGH; q <= KILN_QUALITY_MAX; q++) {

@@ -112,6 +112,44 @@ static void check_three(fixture *fx, const kiln_image *img, const kiln_encode_pa
     free(p);
 }
 
+/* With KILN_GPU_SKIP_FALLBACK=1 the blocks the device flags for the CPU keep whatever the device buffer held (not
+ * the CPU's bytes): every block the synchronous path encoded on the device (its bytes equal the CPU's) must also
+ * have been encoded on the device by the pipelined path, and some must be. So a pipelined path that hands blocks
+ * to the CPU that the device should have encoded (a wrong table or flag layout) fails, although the CPU's
+ * re-encoding would hide it in check_three. */
+static void check_device_bytes(fixture *fx, const kiln_image *img, const kiln_encode_params *ep, size_t batch_bytes)
+{
+    const kiln_format_info *fi = kiln_format_get_info(ep->format);
+    size_t size = kiln_format_image_size(ep->format, img->width, img->height);
+    uint8_t *c = malloc(size), *s = malloc(size), *p = malloc(size);
+    assert_non_null(c);
+    assert_non_null(s);
+    assert_non_null(p);
+    assert_int_equal(kiln_encode_image(fx->cpu, img, ep, c, size), KILN_OK);
+    char env[32];
+    snprintf(env, sizeof env, "%zu", batch_bytes);
+    if (batch_bytes) setenv("KILN_GPU_BATCH_BYTES", env, 1);
+    setenv("KILN_GPU_SKIP_FALLBACK", "1", 1);
+    kiln_status st = kiln__gpu_encode_sync(fx->gpu, img, ep, 0, s, size);
+    if (st == KILN_OK) st = kiln__gpu_encode(fx->gpu, img, ep, 0, p, size);
+    unsetenv("KILN_GPU_SKIP_FALLBACK");
+    unsetenv("KILN_GPU_BATCH_BYTES");
+    if (st != KILN_OK) fail_msg("%s: %s", fname(ep->format), kiln_last_error(fx->gpu));
+    size_t on_device = 0;
+    for (size_t o = 0; o < size; o += fi->block_bytes) {
+        const int sync_dev = memcmp(s + o, c + o, fi->block_bytes) == 0, pipe_dev = memcmp(p + o, c + o, fi->block_bytes) == 0;
+        if (sync_dev && !pipe_dev)
+            fail_msg("%s q%d %ux%u batch %zu: block %zu encoded on the device by the synchronous path, not by the pipelined one",
+                     fname(ep->format), (int)ep->quality, img->width, img->height, batch_bytes, o / fi->block_bytes);
+        on_device += pipe_dev;
+    }
+    if (on_device == 0)
+        fail_msg("%s q%d %ux%u: no block encoded on the device", fname(ep->format), (int)ep->quality, img->width, img->height);
+    free(c);
+    free(s);
+    free(p);
+}
+
 static const kiln_format ring_formats[] = {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_SRGB,
                                            KILN_FORMAT_BC4_UNORM, KILN_FORMAT_BC5_SNORM};
 
@@ -129,6 +167,27 @@ static void pipelined_equals_sync(void **state)
                  * one or two block rows per batch, so the 25 block rows are many batches in flight */
                 check_three(fx, &fx->img[i], &ep, i % 2 ? 4096 : 0);
             }
+    /* the cluster fit (BC1 / BC1a / BC3 colour at high and max: factor tables, a fallback word per block, the split's
+     * refine pass after a barrier): an image at max with perceptual weights against the synchronous path and the
+     * CPU, a photograph at high in batches of one block row (4096 bytes: 39 batches through the 3 slots) for the
+     * device's own bytes (lavapipe time: ~8 s of CPU more in all) */
+    static const kiln_format cf_formats[] = {KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_SRGB};
+    for (size_t k = 0; k < sizeof cf_formats / sizeof cf_formats[0]; k++) {
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, cf_formats[k], KILN_QUALITY_MAX);
+        ep.perceptual = 1;
+        check_three(fx, &fx->img[0], &ep, 0);
+        kiln_encode_params_init(&ep, cf_formats[k], KILN_QUALITY_HIGH);
+        check_device_bytes(fx, &fx->img[6], &ep, 4096);
+    }
+    /* BC4 / BC5 max in several kernels (the list of blocks the heuristic may not have solved in binding 2, its count
+     * zeroed per job), in jobs of a few block rows (4 jobs here; 3 block rows per batch on the synchronous path) */
+    static const kiln_format max_formats[] = {KILN_FORMAT_BC4_UNORM, KILN_FORMAT_BC5_SNORM};
+    for (size_t k = 0; k < sizeof max_formats / sizeof max_formats[0]; k++) {
+        kiln_encode_params ep;
+        kiln_encode_params_init(&ep, max_formats[k], KILN_QUALITY_MAX);
+        check_three(fx, &fx->img[0], &ep, 16384);
+    }
     /* more batches than slots on a real image, at the smallest batch */
     kiln_encode_params ep;
     kiln_encode_params_init(&ep, KILN_FORMAT_BC1_RGB_UNORM, KILN_QUALITY_FAST);
