@@ -769,6 +769,36 @@ static void add_dither_passes(const kiln_format_info *fi, const kiln_encode_para
     }
 }
 
+/* A plan's binding 2 for nblocks blocks (both encoders, kiln__gpu_encode_bc and the ring): fallback flags, a bit per block (enc_bc1.comp) or a
+ * word per block (enc_bc1_cf3.comp), then with CF_OPT's refill bit two counters and a list of nblocks words; or, for
+ * BC4 / BC5 max in several kernels (bc4_list), a count, a word, and 2 or 18 words per channel task. Returns the words
+ * to bind; *flag_bytes = the bytes of flags to download (0: none), *zero_at / *zero_bytes = the counters to zero
+ * before the dispatches (*zero_bytes 0: none), *word_per_block = 1 for a word per block. */
+static size_t ebc_fb_layout(const ebc_plan *p, size_t nblocks, size_t *flag_bytes, size_t *zero_at, size_t *zero_bytes,
+                            int *word_per_block)
+{
+    int any = 0, per_block = 0, refill = 0, list = 0;
+    for (int i = 0; i < p->npass; i++) {
+        any |= p->pass[i].fallback != 0;
+        per_block |= p->pass[i].fallback == 2;
+        refill |= p->pass[i].cf_tables && strcmp(p->pass[i].shader, "enc_bc1_cf3") == 0 &&
+                  (p->pass[i].spec[4] & KILN_EBC_CF3_REFILL);
+        if (p->pass[i].bc4_list) list = p->pass[i].bc4_list == 3 || list == 18 ? 18 : 2; /* words per channel task */
+    }
+    *word_per_block = per_block;
+    if (list) {
+        *flag_bytes = 0;
+        *zero_at = 0;
+        *zero_bytes = 4;
+        return 2 + 2 * (size_t)list * nblocks;
+    }
+    const size_t flags = per_block ? nblocks : (nblocks + 31) / 32;
+    *flag_bytes = any ? flags * 4 : 0;
+    *zero_at = flags * 4;
+    *zero_bytes = refill ? 8 : 0;
+    return flags + (refill ? 2 + nblocks : 0);
+}
+
 /* ---------------------------------------------------------------- the encoder */
 
 kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const kiln_encode_params *params,
@@ -822,25 +852,20 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     if (dbg && strtoull(dbg, NULL, 10) > 0 && strtoull(dbg, NULL, 10) < limit) limit = (size_t)strtoull(dbg, NULL, 10);
     size_t rows = limit / (in_row > out_row ? in_row : out_row);
     int bc4_list = 0; /* BC4 / BC5 max split: binding 2 holds the pre-pass's list (+ step 1's records) */
-    for (int i = 0; i < plan.npass; i++) /* words per channel task */
-        if (plan.pass[i].bc4_list) bc4_list = plan.pass[i].bc4_list == 3 || bc4_list == 18 ? 18 : 2;
-    if (bc4_list && limit > 16 && rows > (limit - 16) / ((size_t)bx * 2 * 4 * (size_t)bc4_list))
-        rows = (limit - 16) / ((size_t)bx * 2 * 4 * (size_t)bc4_list);
+    for (int i = 0; i < plan.npass; i++) bc4_list |= plan.pass[i].bc4_list != 0;
+    size_t fl, za, zb;
+    int wpb;
+    while (rows > 0 && ebc_fb_layout(&plan, rows * bx, &fl, &za, &zb, &wpb) * 4 > limit) rows--; /* binding 2 too */
     if (rows == 0)
         return kiln__fail(ctx, KILN_ERR_TOO_LARGE, "a block row of the %ux%u image exceeds the device's buffer range", w, h);
     if (rows > by) rows = by;
-    int any_fallback = 0, fb_per_block = 0, cf_tables = 0, flat_tables = 0, refill = 0;
+    int any_fallback = 0, cf_tables = 0, flat_tables = 0;
     for (int i = 0; i < plan.npass; i++) {
-        refill |= plan.pass[i].cf_tables && strcmp(plan.pass[i].shader, "enc_bc1_cf3") == 0 &&
-                  (plan.pass[i].spec[4] & KILN_EBC_CF3_REFILL);
         any_fallback |= plan.pass[i].fallback != 0;
-        fb_per_block |= plan.pass[i].fallback == 2;
         cf_tables |= plan.pass[i].cf_tables;
         flat_tables |= plan.pass[i].flat_tables;
     }
-    /* fallback flags: bits (enc_bc1.comp) or a word per block (enc_bc1_cf.comp) */
-    /* CF_OPT bit 25: the list's length, an unused word and the list of blocks after the words */
-    const size_t fb_words = fb_per_block ? rows * bx + (refill ? 2 + rows * bx : 0) : (rows * bx + 31) / 32;
+    const size_t fb_words = ebc_fb_layout(&plan, rows * bx, &fl, &za, &zb, &wpb); /* binding 2 at its largest */
 
     kiln_vk_io in, out, fbits, tab;
     memset(&in, 0, sizeof in);
@@ -856,7 +881,7 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
     const size_t tab_bytes = cf_tables ? cf_table_words(NULL) * 4 : flat_tables ? EBC_FLAT_WORDS * 4 : 4;
     kiln_status st = kiln_vk_io_create(ctx, gpu, rows * in_row, 0, &in);
     if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, rows * out_row, 1, &out);
-    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, (bc4_list ? 2 + 2 * (size_t)bc4_list * rows * bx : fb_words) * 4, 1, &fbits);
+    if (st == KILN_OK) st = kiln_vk_io_create(ctx, gpu, fb_words * 4, 1, &fbits);
     if (st == KILN_OK && (cf_tables || flat_tables)) {
         st = kiln_vk_io_create(ctx, gpu, tab_bytes, 0, &tab);
         if (st == KILN_OK) {
@@ -890,8 +915,9 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
         if (st != KILN_OK) break;
         kiln_vk_cmd_upload(&cmd, &in, in_bytes);
         if (cf_tables || flat_tables) kiln_vk_cmd_upload(&cmd, &tab, tab_bytes);
-        if (bc4_list) { /* the list's count */
-            vkCmdFillBuffer(cmd.cb, fbits.dev.buffer, 0, 4, 0);
+        const size_t fb_words_n = ebc_fb_layout(&plan, nblocks, &fl, &za, &zb, &wpb);
+        if (zb) { /* counters at 0: CF_OPT bit 25's list length (and an unused word), BC4 max's list count */
+            vkCmdFillBuffer(cmd.cb, fbits.dev.buffer, za, zb, 0);
             kiln_vk_cmd_transfer_to_compute(cmd.cb);
         }
         kiln_vk_cmd_timestamp(&cmd, 0);
@@ -901,14 +927,9 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
                                               (uint32_t)params->alpha_threshold | (params->perceptual ? 1u << 8 : 0u) |
                                                   (params->alpha_cutout ? 1u << 9 : 0u) | ((uint32_t)params->quality & 3u) << 10};
         memcpy(&push[5], sw, sizeof sw);
-        const size_t fb_bytes = bc4_list ? (2 + 2 * (size_t)bc4_list * nblocks) * 4 : fb_per_block ? nblocks * 4 : ((nblocks + 31) / 32) * 4;
-        if (refill) { /* CF_OPT bit 25: the list's length (and the unused word) at 0 */
-            vkCmdFillBuffer(cmd.cb, fbits.dev.buffer, nblocks * 4, 8, 0);
-            kiln_vk_cmd_transfer_to_compute(cmd.cb);
-        }
         kiln_vk_binding b[4] = {{.buffer = in.dev.buffer, .range = in_bytes},
                                 {.buffer = out.dev.buffer, .range = out_bytes},
-                                {.buffer = fbits.dev.buffer, .range = fb_bytes + (refill ? (2 + nblocks) * 4 : 0)},
+                                {.buffer = fbits.dev.buffer, .range = fb_words_n * 4},
                                 {.buffer = tab.dev.buffer, .range = tab_bytes}};
         for (int i = 0; st == KILN_OK && i < plan.npass; i++) {
             const ebc_pass *ps = &plan.pass[i];
@@ -918,7 +939,7 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
         }
         kiln_vk_cmd_timestamp(&cmd, 1);
         kiln_vk_cmd_download(&cmd, &out, out_bytes);
-        if (any_fallback) kiln_vk_cmd_download(&cmd, &fbits, fb_bytes);
+        if (any_fallback) kiln_vk_cmd_download(&cmd, &fbits, fl);
         if (bc4_stats) kiln_vk_cmd_download(&cmd, &fbits, 4); /* the list's count */
         double ms = 0.0;
         if (st == KILN_OK) st = kiln_vk_cmd_submit(ctx, &cmd, &ms);
@@ -935,7 +956,7 @@ kiln_status kiln__gpu_encode_bc(kiln_context *ctx, const kiln_image *img, const 
             const uint32_t *bits = kiln_vk_io_map(&fbits);
             size_t nf = 0;
             for (size_t k = 0; k < nblocks; k++)
-                if (fb_per_block ? bits[k] != 0 : (bits[k / 32] >> (k % 32) & 1u)) flist[nf++] = (uint32_t)k;
+                if (wpb ? bits[k] != 0 : (bits[k / 32] >> (k % 32) & 1u)) flist[nf++] = (uint32_t)k;
             /* KILN_GPU_SKIP_FALLBACK=1 (a testing aid): flagged blocks keep whatever the device wrote, so a
              * test can tell the blocks the GPU encoded from those the CPU did */
             const char *skip = getenv("KILN_GPU_SKIP_FALLBACK");
