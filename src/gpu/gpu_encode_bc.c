@@ -80,9 +80,9 @@
  * search can improve), then enc_bc4_max_pool.comp over that list (option bit 23, FROM_LIST: full workgroups, no
  * heuristic): 1 = step 1 and the search in one kernel, 2 = step 1 (bit 24: records to binding 2) and the search
  * (bit 25, 62 instead of 195 registers on the H100) in kernels of their own; 0 = the pool kernel alone.
- * KILN_GPU_BC4_SPLIT=0|1|2 overrides it (bench, tests). BC3 keeps one kernel (its colour pass uses binding 2), as do
- * the pipelined ring (the probe refuses the split: the synchronous path runs it) and the device-resident mip path
- * (ebc_plan_unsplit). */
+ * KILN_GPU_BC4_SPLIT=0|1|2 overrides it (bench, tests). BC3 keeps one kernel (its colour pass uses binding 2), as does
+ * the device-resident mip path (ebc_plan_unsplit); the synchronous path and the pipelined ring run the split
+ * (binding 2's layout: ebc_fb_layout). */
 #define KILN_EBC_BC4_SPLIT 2
 #define KILN_EBC_BC4_FROM_LIST 0x800000u
 /* with the split: the pool's workgroup (KILN_GPU_BC4_POOL_WG overrides it) and its stack of 16 entries an invocation
@@ -157,7 +157,7 @@
  * (7.01 against 6.03 ms) and was removed. */
 #define KILN_EBC_CF3_PRELIST 33554432u
 #define KILN_EBC_CF3_CLASSIFY 67108864u
-/* the bits whose passes use binding 2's list (the name the ring's layout code tests) */
+/* the bits whose passes use binding 2's list (ebc_fb_layout) */
 #define KILN_EBC_CF3_REFILL KILN_EBC_CF3_PRELIST
 /* the bits at high quality (KILN_EBC_CF3_OPT: at max); KILN_GPU_CF_OPT overrides both */
 #define KILN_EBC_CF3_OPT_HIGH KILN_EBC_CF3_OPT
@@ -769,11 +769,11 @@ static void add_dither_passes(const kiln_format_info *fi, const kiln_encode_para
     }
 }
 
-/* A plan's binding 2 for nblocks blocks (both encoders, kiln__gpu_encode_bc and the ring): fallback flags, a bit per block (enc_bc1.comp) or a
- * word per block (enc_bc1_cf3.comp), then with CF_OPT's refill bit two counters and a list of nblocks words; or, for
- * BC4 / BC5 max in several kernels (bc4_list), a count, a word, and 2 or 18 words per channel task. Returns the words
- * to bind; *flag_bytes = the bytes of flags to download (0: none), *zero_at / *zero_bytes = the counters to zero
- * before the dispatches (*zero_bytes 0: none), *word_per_block = 1 for a word per block. */
+/* A plan's binding 2 for nblocks blocks (kiln__gpu_encode_bc and the ring): fallback flags, a bit per block
+ * (enc_bc1.comp) or a word per block (enc_bc1_cf3.comp), then with CF_OPT bit 25 two counters and a list of nblocks
+ * words; or, for BC4 / BC5 max in several kernels (bc4_list), a count, a word, and 2 or 18 words per channel task.
+ * Returns the words to bind; *flag_bytes = the bytes of flags to download (0: none), *zero_at / *zero_bytes = the
+ * counters to zero before the dispatches (*zero_bytes 0: none), *word_per_block = 1 for a word per block. */
 static size_t ebc_fb_layout(const ebc_plan *p, size_t nblocks, size_t *flag_bytes, size_t *zero_at, size_t *zero_bytes,
                             int *word_per_block)
 {
