@@ -2,13 +2,18 @@
  * alone and the CPU alone, on one batch of synthetic RGBA8 images held in memory (no file I/O):
  *
  *   gpu_batch_split [--count N] [--size S] [--formats bc1,bc4] [--quality fast] [--runs R] [--nice 0,10,19]
+ *                   [--sides gpu,both,cpu]
  *
  * Each round runs, back to back: the GPU alone (kiln_encode_batch on a Vulkan context), the split once
  * per nice value of the CPU side (KILN_SPLIT_NICE), the CPU alone (a CPU context, all threads). The
  * table gives min and median wall ms over the rounds, Mpix/s from the minimum, and whether every output
- * equals the CPU's bytes. Formats are encoded one per call (a row each) and all in one call ("all"). */
+ * equals the CPU's bytes. Formats are encoded one per call (a row each) and all in one call ("all"). --sides
+ * times only the sides named (the CPU's bytes are computed once anyway). The library's knobs (KILN_RING_*,
+ * KILN_SPLIT_*) come from the environment: one process per variant. */
 #include "kiln/kiln.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +57,36 @@ static int make_image(uint32_t n, uint32_t k, kiln_image *img)
             t[3] = tile == 3 ? (uint8_t)(h >> 8) : 255;
         }
     return 0;
+}
+
+/* the images, made on 16 threads */
+typedef struct make_job {
+    uint32_t n, count;
+    kiln_image *imgs;
+    atomic_uint next;
+    atomic_int fail;
+} make_job;
+
+static void *make_main(void *p)
+{
+    make_job *m = p;
+    for (uint32_t k; (k = atomic_fetch_add(&m->next, 1u)) < m->count;)
+        if (make_image(m->n, k, &m->imgs[k]) != 0) atomic_store(&m->fail, 1);
+    return NULL;
+}
+
+static int make_images(uint32_t n, uint32_t count, kiln_image *imgs)
+{
+    make_job m = {n, count, imgs, 0, 0};
+    atomic_init(&m.next, 0u);
+    atomic_init(&m.fail, 0);
+    pthread_t th[16];
+    int nt = 0;
+    for (; nt < 16; nt++)
+        if (pthread_create(&th[nt], NULL, make_main, &m) != 0) break;
+    make_main(&m);
+    for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
+    return atomic_load(&m.fail) ? -1 : 0;
 }
 
 static int parse_list(const char *s, char items[][32], int max)
@@ -106,7 +141,7 @@ int main(int argc, char **argv)
 {
     uint32_t count = 256, size = 512;
     int runs = 7;
-    const char *formats = "bc1,bc4", *quality = "fast", *nices = "0,10,19";
+    const char *formats = "bc1,bc4", *quality = "fast", *nices = "0,10,19", *sides = "gpu,both,cpu";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -116,15 +151,20 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--formats") && v) formats = argv[++i];
         else if (!strcmp(a, "--quality") && v) quality = argv[++i];
         else if (!strcmp(a, "--nice") && v) nices = argv[++i];
+        else if (!strcmp(a, "--sides") && v) sides = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--count N] [--size S] [--formats a,b] [--quality Q] [--runs R] [--nice 0,10,19]\n",
+            fprintf(stderr, "usage: %s [--count N] [--size S] [--formats a,b] [--quality Q] [--runs R] [--nice 0,10,19] "
+                            "[--sides gpu,both,cpu]\n",
                     argv[0]);
             return 2;
         }
     }
     char fnames[MAXF][32], nnames[MAXN][32];
     int nf = parse_list(formats, fnames, MAXF), nn = parse_list(nices, nnames, MAXN);
-    if (nf <= 0 || nn <= 0 || runs < 1 || runs > MAXR || count == 0 || count > 4096 || size == 0 || size > 8192) {
+    const int do_gpu = strstr(sides, "gpu") != NULL, do_both = strstr(sides, "both") != NULL,
+              do_cpu = strstr(sides, "cpu") != NULL;
+    if (!do_both) nn = 0;
+    if (nf <= 0 || nn < 0 || runs < 1 || runs > MAXR || count == 0 || count > 4096 || size == 0 || size > 8192) {
         fprintf(stderr, "gpu_batch_split: bad arguments\n");
         return 2;
     }
@@ -156,8 +196,7 @@ int main(int argc, char **argv)
     size_t ntex = (size_t)count * (size_t)nf;
     kiln_texture *ref = calloc(ntex, sizeof *ref), *out = calloc(ntex, sizeof *out);
     if (!imgs || !ref || !out) return 1;
-    for (uint32_t k = 0; k < count; k++)
-        if (make_image(size, k, &imgs[k]) != 0) return 1;
+    if (make_images(size, count, imgs) != 0) return 1;
     const double mpix = (double)count * size * size * 1e-6;
     printf("# --backend both: %u x %ux%u RGBA8 in memory, quality %s, %d rounds, %u threads\n\n", count, size, size,
            quality, runs, kiln_context_threads(cpu));
@@ -181,12 +220,12 @@ int main(int argc, char **argv)
         if (batch(gpu, imgs, count, p, gf, 0, out, &ms) != KILN_OK) return 1; /* warm-up: pipelines, buffers */
         for (size_t t = 0; t < n; t++) kiln_texture_free(&out[t]);
         for (int r = 0; r < runs; r++) {
-            if (batch(gpu, imgs, count, p, gf, 0, out, &gs.ms[gs.runs++]) != KILN_OK) {
+            if (do_gpu && batch(gpu, imgs, count, p, gf, 0, out, &gs.ms[gs.runs++]) != KILN_OK) {
                 fprintf(stderr, "GPU batch failed: %s\n", kiln_last_error(gpu));
                 return 1;
             }
-            gs.same &= same_bytes(out, ref, n);
-            for (size_t t = 0; t < n; t++) kiln_texture_free(&out[t]);
+            if (do_gpu) gs.same &= same_bytes(out, ref, n);
+            for (size_t t = 0; t < n && do_gpu; t++) kiln_texture_free(&out[t]);
             for (int k = 0; k < nn; k++) {
                 setenv("KILN_SPLIT_NICE", nnames[k], 1);
                 if (batch(gpu, imgs, count, p, gf, KILN_ENCODE_BATCH_SPLIT, out, &ss[k].ms[ss[k].runs++]) != KILN_OK) {
@@ -196,17 +235,18 @@ int main(int argc, char **argv)
                 ss[k].same &= same_bytes(out, ref, n);
                 for (size_t t = 0; t < n; t++) kiln_texture_free(&out[t]);
             }
+            if (!do_cpu) continue;
             if (batch(cpu, imgs, count, p, gf, 0, out, &cs.ms[cs.runs++]) != KILN_OK) return 1;
             cs.same &= same_bytes(out, ref, n);
             for (size_t t = 0; t < n; t++) kiln_texture_free(&out[t]);
         }
-        row(label, "GPU", &gs, mpix * gf);
+        if (do_gpu) row(label, "GPU", &gs, mpix * gf);
         for (int k = 0; k < nn; k++) {
             char side[64];
             snprintf(side, sizeof side, "both (CPU side nice %s)", nnames[k]);
             row(label, side, &ss[k], mpix * gf);
         }
-        row(label, "CPU", &cs, mpix * gf);
+        if (do_cpu) row(label, "CPU", &cs, mpix * gf);
         for (size_t t = 0; t < n; t++) kiln_texture_free(&ref[t]);
     }
     for (uint32_t k = 0; k < count; k++) kiln_image_free(&imgs[k]);

@@ -36,7 +36,8 @@ layout(std430, binding = 3) readonly buffer CfTab { uvec4 v[]; } cft;
 // (bits 1-4, 6, 13, 23-26 and 28, opt-in variants that lost on the H100 / H200 or changed nothing: P3(i) hoisting,
 // driver unrolling, the exact early exits, min / max clamps, the rolled covariance, 16-byte prefix-sum words, the
 // nested searches of helper bc1max: removed by helper bc1k on 2026-11-26 for lavapipe compile time, CI; the host
-// refuses them; docs/PERFORMANCE.md has their measurements)
+// refuses them; docs/PERFORMANCE.md has their measurements. Bits 3, 4, 6, 13 and 23 name helper bc1n's variants since
+// 2026-11-27, in the defaults: max 184515577, high 33578937 = 24481 + bits 3, 4, 25; see below)
 // bit 5: one prefix-sum table in shared memory (P3, then P2 for the three-colour search): 268 instead of 472
 //        bytes per block (8-bit sources), for occupancy
 // bit 7: split into two passes (helper bc1split): this shader runs twice, a SEARCH pass (setup and the
@@ -102,6 +103,14 @@ const bool STEP_HOIST = (CF_OPT & 134217728u) != 0u; // bit 27: channel_step's b
 const bool MULTI = REFINE && (CF_OPT & 1024u) != 0u; // bit 10: 3 invocations per block in the refine pass
 const bool PRELIST = (CF_OPT & 33554432u) != 0u; // bit 25: the passes run over the classify pass's list
 const bool CLASSIFY = (CF_OPT & 67108864u) != 0u; // bit 26 (the host's): bit 25's first pass
+// Bits 3, 4, 6, 13, 23 (helper bc1n, 2026-11-27; the same bytes; H100 BC1 max 4096^2 5.75 -> 5.45 ms with all five):
+// fewer shared-memory load instructions in the search (bit 4: 6 instead of 9 per entry), the three-colour search
+// unrolled as the four-colour one (bit 3), and exact shortcuts in the refinement where its values are integers.
+const bool S3X4 = (CF_OPT & 8u) != 0u; // bit 3: the three-colour search scores four entries per iteration
+const bool XY64 = (CF_OPT & 16u) != 0u; // bit 4: the prefix sums' x and y as one 8-byte shared word per row
+const bool PFMA = (CF_OPT & 64u) != 0u; // bit 6 (with 27): channel_step's p2 / p3 by one fma and one add each
+const bool ICS = (CF_OPT & 8192u) != 0u && INPUT_U8 != 0u; // bit 13: channel_step's sums in integers (8-bit sources)
+const bool USW = (CF_OPT & 8388608u) != 0u && INPUT_U8 != 0u; // bit 23: exact scoring by fma with unit weights (8-bit)
 const uint WG = gl_WorkGroupSize.x; // 32 or 64 (the host's choice; shared memory scales with it)
 // blocks per workgroup (texel columns); integer arithmetic only (spirv-opt rejects a Select of spec constants here)
 const uint COLS = WG / (1u + 2u * ((CF_OPT >> 15u) & (CF_OPT >> 10u) & 1u));
@@ -114,7 +123,9 @@ shared float s_x[INPUT_U8 != 0u ? 1u : 48u * COLS]; // [ch * 16 + t][block]
 shared uint s_res[(CF_OPT & 33792u) == 33792u ? 3u * WG : 1u]; // bit 10: per invocation its candidate's error, endpoints, indices
 // prefix sums / 3 in grid units (float bits): [ch * 17 + i][invocation]; before them the sort keys (rows
 // 0..15); with CF_OPT bit 5, after the four-colour search, the prefix sums / 2 (s_p2 then unused)
-shared uint s_p3[REFINE ? 1u : 51u * WG];
+// with CF_OPT bit 4: x, y in s_p3xy[i][invocation], z (and the sort keys) in s_p3[i][invocation]
+shared uint s_p3[REFINE ? 1u : (XY64 ? 17u : 51u) * WG];
+shared uvec2 s_p3xy[(REFINE || !XY64) ? 1u : 17u * WG];
 shared uint s_p2[((CF_OPT & 32u) != 0u || REFINE) ? 1u : 51u * WG]; // prefix sums / 2 (float bits)
 
 uint g_lid;
@@ -143,8 +154,26 @@ vec3 X(uint t)
     }
     return vec3(s_x[t * COLS + g_col], s_x[(16u + t) * COLS + g_col], s_x[(32u + t) * COLS + g_col]);
 }
+// the RGBA8 word of texel t (8-bit sources)
+uint XW(uint t)
+{
+    if (TEX_GLOBAL) {
+        uint x = min(g_tx0 + (t & 3u), pc.width - 1u), y = min(g_ty0 + (t >> 2u), pc.height - 1u);
+        return src.words[y * pc.width + x];
+    }
+    return s_xp[t * COLS + g_col];
+}
+vec4 u16f(uint c, uint r, uint g, uint b)
+{
+    precise vec4 v = uintBitsToFloat(uvec4(c, r, g, b) | 0x4b000000u) - 8388608.0;
+    return v;
+}
 vec3 P3(uint i)
 {
+    if (XY64) {
+        const uvec2 xy = s_p3xy[i * WG + g_lid];
+        return uintBitsToFloat(uvec3(xy, s_p3[i * WG + g_lid]));
+    }
     return uintBitsToFloat(uvec3(s_p3[i * WG + g_lid], s_p3[(17u + i) * WG + g_lid], s_p3[(34u + i) * WG + g_lid]));
 }
 // the search's shared table: sort key / prefix-sum row r
@@ -155,6 +184,11 @@ void p3_key(uint r, uint k)
 uint p3_key_at(uint r) { return s_p3[r * WG + g_lid]; }
 void p3_row(uint i, vec3 v)
 {
+    if (XY64) {
+        s_p3xy[i * WG + g_lid] = floatBitsToUint(v.xy);
+        s_p3[i * WG + g_lid] = floatBitsToUint(v.z);
+        return;
+    }
     s_p3[i * WG + g_lid] = floatBitsToUint(v.x); s_p3[(17u + i) * WG + g_lid] = floatBitsToUint(v.y);
     s_p3[(34u + i) * WG + g_lid] = floatBitsToUint(v.z);
 }
@@ -216,9 +250,51 @@ float texel_best(uint t, vec3 sw, vec3 p0, vec3 p1, vec3 p2, vec3 p3, bool four,
     return best;
 }
 
+// CF_OPT bit 23, unit weights (sw = 1, not perceptual) and 8-bit texels: texel_best with every value an integer (texels
+// and palette entries 0..255, squares <= 65025, a distance <= 195075, the block's sum < 2^24), so every order of the
+// additions and fused or separate products give the same floats: no weight products, the squares summed by fma.
+float texel_best_u(uint t, vec3 p0, vec3 p1, vec3 p2, vec3 p3, bool four, inout uint bits)
+{
+    const vec3 s = X(t);
+    vec3 d = s - p0;
+    float best = fma(d.x, d.x, fma(d.y, d.y, d.z * d.z));
+    uint bi = 0u;
+    d = s - p1;
+    float dd = fma(d.x, d.x, fma(d.y, d.y, d.z * d.z));
+    if (dd < best) { best = dd; bi = 1u; }
+    d = s - p2;
+    dd = fma(d.x, d.x, fma(d.y, d.y, d.z * d.z));
+    if (dd < best) { best = dd; bi = 2u; }
+    if (four) {
+        d = s - p3;
+        dd = fma(d.x, d.x, fma(d.y, d.y, d.z * d.z));
+        if (dd < best) { best = dd; bi = 3u; }
+    }
+    bits |= bi << (2u * t);
+    return best;
+}
+
 // select_indices: best entry per texel (first on ties), the error summed in vhsum's pairwise order.
 float select_indices(uint c0, uint c1, bool four, out uint idx)
 {
+    if (USW && NOLOCAL && chan_sw() == vec3(1.0)) { // bit 23: see texel_best_u
+        ivec3 a = expand565(c0), bq = expand565(c1);
+        ivec3 i2, i3;
+        if (four) { i2 = (2 * a + bq) / 3; i3 = (a + 2 * bq) / 3; }
+        else { i2 = (a + bq) / 2; i3 = ivec3(0); }
+        const vec3 p0 = vec3(a), p1 = vec3(bq), p2 = vec3(i2), p3 = vec3(i3);
+        uint bits = 0u;
+        float h = 0.0;
+        [[dont_unroll]] for (uint q = 0u; q < 4u; q++) {
+            float d0 = texel_best_u(4u * q, p0, p1, p2, p3, four, bits);
+            float d1 = texel_best_u(4u * q + 1u, p0, p1, p2, p3, four, bits);
+            float d2 = texel_best_u(4u * q + 2u, p0, p1, p2, p3, four, bits);
+            float d3 = texel_best_u(4u * q + 3u, p0, p1, p2, p3, four, bits);
+            h = h + ((d0 + d1) + (d2 + d3));
+        }
+        idx = bits;
+        return h;
+    }
     if (NOLOCAL) { // bit 19: the same operations without arrays
         ivec3 a = expand565(c0), bq = expand565(c1);
         ivec3 i2, i3;
@@ -370,7 +446,27 @@ float rnd_step(float x)
 bool channel_step(inout Sol s)
 {
     precise vec4 cs[4]; // per index: count, then the colour sums (vhsum order)
-    if (NOLOCAL) { // bit 19: one pass over the texels, the same sums in the same order
+    if (ICS) {
+        // bit 13 (8-bit sources): every count and colour sum is an integer below 2^24 (16 texels of 0..255), so the
+        // float sums in any order are these integer sums: per texel (r | b << 16, g | 1 << 16) summed over the
+        // texels with index bit 0 set, bit 1 set, both set, and all; the four indices' sums from those
+        const uint lo = s.idx & 0x55555555u, hi = (s.idx >> 1u) & 0x55555555u, both = lo & hi;
+        uvec2 al = uvec2(0u), ah = uvec2(0u), ab = uvec2(0u), at = uvec2(0u);
+        [[unroll]] for (uint t = 0u; t < 16u; t++) {
+            const uint w = XW(t);
+            const uvec2 v = uvec2(w & 0x00ff00ffu, ((w >> 8u) & 255u) | 65536u);
+            const uint m = 1u << (2u * t);
+            at += v;
+            if ((lo & m) != 0u) al += v;
+            if ((hi & m) != 0u) ah += v;
+            if ((both & m) != 0u) ab += v;
+        }
+        const uvec2 u0 = at - al - ah + ab, u1 = al - ab, u2 = ah - ab, u3 = ab;
+        cs[0] = u16f(u0.y >> 16u, u0.x & 65535u, u0.y & 65535u, u0.x >> 16u);
+        cs[1] = u16f(u1.y >> 16u, u1.x & 65535u, u1.y & 65535u, u1.x >> 16u);
+        cs[2] = u16f(u2.y >> 16u, u2.x & 65535u, u2.y & 65535u, u2.x >> 16u);
+        cs[3] = u16f(u3.y >> 16u, u3.x & 65535u, u3.y & 65535u, u3.x >> 16u);
+    } else if (NOLOCAL) { // bit 19: one pass over the texels, the same sums in the same order
         precise vec4 h0 = vec4(0.0), h1 = vec4(0.0), h2 = vec4(0.0), h3 = vec4(0.0);
         precise vec4 g0 = vec4(0.0), g1 = vec4(0.0), g2 = vec4(0.0), g3 = vec4(0.0);
         [[dont_unroll]] for (uint q = 0u; q < 4u; q++) {
@@ -416,7 +512,8 @@ bool channel_step(inout Sol s)
             if (ch == 1) eb##D = qb##D * 4.0 + rnd_step(qb##D * 0.0625 - 0.46875); \
             else eb##D = qb##D * 8.0 + rnd_step(qb##D * 0.25 - 0.375); \
             precise float gb##D = fm(cs[1].x, eb##D) - 2.0 * fs1; \
-            precise float tb##D = fm(eb##D, gb##D);
+            precise float tb##D = fm(eb##D, gb##D); \
+            precise float hb##D = s.four ? (eb##D + eb##D) - 1.0 : eb##D - 0.5;
             STEP_B(0) STEP_B(1) STEP_B(2) STEP_B(3) STEP_B(4)
 #undef STEP_B
             [[dont_unroll]] for (int da = 0; da < 5; da++) {
@@ -427,10 +524,27 @@ bool channel_step(inout Sol s)
                 else ea = qa * 8.0 + rnd_step(qa * 0.25 - 0.375);
                 precise float g0 = fm(cs[0].x, ea) - 2.0 * fs0;
                 precise float t0 = fm(ea, g0);
+                precise float ha = (ea + ea) - 1.0;
 #define STEP_P(D) { \
                 const bool ok = oka && okb##D; \
                 precise float p2, p3; \
-                if (s.four) { \
+                if (PFMA) { \
+                    /* bit 6: floor(x / 3) = round((x - 1) / 3) and floor(x / 2) = round((x - 0.5) / 2) for */ \
+                    /* integers x (ea, eb: integers 0..255 where ok; p2, p3 unused elsewhere), one rounding */ \
+                    /* into the magic constant's integer grid (the same value fused or not: checked for */ \
+                    /* every x in -40..900) */ \
+                    if (s.four) { \
+                        precise float v2 = ha + eb##D, v3 = ea + hb##D; \
+                        precise float t2 = fma(v2, F_1_3, g_magic), t3 = fma(v3, F_1_3, g_magic); \
+                        p2 = t2 - g_magic; \
+                        p3 = t3 - g_magic; \
+                    } else { \
+                        precise float v2 = ea + hb##D; \
+                        precise float t2 = fma(v2, 0.5, g_magic); \
+                        p2 = t2 - g_magic; \
+                        p3 = 0.0; \
+                    } \
+                } else if (s.four) { \
                     precise float u2 = fm(ea + ea + eb##D, F_1_3) - uintBitsToFloat(0x3eaa9931u); \
                     precise float u3 = fm(ea + eb##D + eb##D, F_1_3) - uintBitsToFloat(0x3eaa9931u); \
                     p2 = rnd_step(u2); \
@@ -782,6 +896,19 @@ float score4(uint e)
     return cf_err(w0, w1, pen, ax, a, bb);
 }
 
+// CF_OPT bit 3: one three-colour entry's search error (SEARCH3's loads and cf_err).
+float score3(uint e)
+{
+    uint o = g_tab + 3u * e;
+    uvec4 w0 = cft.v[o], w1 = cft.v[o + 1u];
+    float pen = (CF_OPT & 4096u) != 0u ? 0.0 : uintBitsToFloat(cft.v[o + 2u].x);
+    uint ix = w0.w;
+    uint i = ix & 255u, j = (ix >> 8u) & 255u;
+    precise vec3 ax = P2(i) + P2(j);
+    vec3 a, bb;
+    return cf_err(w0, w1, pen, ax, a, bb);
+}
+
 // The candidates in the CPU's order (four-colour best, second best at max, three-colour best; ok_c: the
 // search found it below 1e29, else the CPU drops it): exact indices, at max refit and the exact steps;
 // the first best is written, or the block is flagged for the CPU (none, or the spread below the error:
@@ -949,7 +1076,20 @@ void search_block(uint b, float tr, uint n4, uint n3)
     if (e0 < 1e29) entry_endpoints(i0, true, ca0, cb0);
     if (e1 < 1e29 && is_max()) entry_endpoints(i1, true, ca1, cb1);
     if ((CF_OPT & 32u) != 0u && n3 > 0u) prefix_p2();
-    [[dont_unroll]] for (uint e = n4; e < n4 + n3; e++) { SEARCH3 }
+    if (S3X4) {
+        // bit 3: four entries per iteration, kept in table order (e .. e + 3)
+        uint e = n4;
+        [[dont_unroll]] for (; e + 3u < n4 + n3; e += 4u) {
+            float ea = score3(e), eb = score3(e + 1u), ec = score3(e + 2u), ed = score3(e + 3u);
+            if (ea < e3) { e3 = ea; i3 = e; }
+            if (eb < e3) { e3 = eb; i3 = e + 1u; }
+            if (ec < e3) { e3 = ec; i3 = e + 2u; }
+            if (ed < e3) { e3 = ed; i3 = e + 3u; }
+        }
+        [[dont_unroll]] for (; e < n4 + n3; e++) { SEARCH3 }
+    } else {
+        [[dont_unroll]] for (uint e = n4; e < n4 + n3; e++) { SEARCH3 }
+    }
     // the CPU drops candidates at or above 1e29 (penalised rank-1 partitions)
     const bvec3 ok = bvec3(e0 < 1e29, e1 < 1e29, e3 < 1e29);
     if (SPLIT) {

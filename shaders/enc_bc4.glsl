@@ -48,12 +48,32 @@ int bc4_pal(int a, int b, int i)
     return i == 6 ? R_LO : R_HI;
 }
 
+#ifdef BC4_PAIR_HALF
+f16vec2 g_vh[8]; // texels 2 t, 2 t + 1 of the heuristic's channel (pair_error's 16-bit path)
+#endif
+
 // Error of pair (a, b); stops summing once it reaches limit (then only "not below limit" is known,
 // which is all consider() asks: the decisions are those of the full sum).
 uint pair_error(int v[16], int a, int b, uint limit)
 {
     int pal[8];
     [[unroll]] for (int i = 0; i < 8; i++) pal[i] = bc4_pal(a, b, i);
+#ifdef BC4_PAIR_HALF
+    // (enc_bc4_h.comp) two texels an operation in 16-bit floats: values and entries as 1536 + x (g_vh: heuristic()
+    // fills it; bits 0x6400 + 512 + x, exact), so a difference is exact; the least |v - entry| d back to an
+    // integer as the low 10 bits of 1024 + d, squared and summed in integers
+    f16vec2 ph[8];
+    [[unroll]] for (int i = 0; i < 8; i++) ph[i] = unpackFloat2x16(uint(0x6400 + 512 + pal[i]) * 0x10001u);
+    uint ht = 0u;
+    for (int t = 0; t < 8 && ht < limit; t++) {
+        f16vec2 d = abs(g_vh[t] - ph[0]);
+        [[unroll]] for (int i = 1; i < 8; i++) d = min(d, abs(g_vh[t] - ph[i]));
+        const uint db = packFloat2x16(d + f16vec2(1024.0hf));
+        const uint d0 = db & 1023u, d1 = (db >> 16u) & 1023u;
+        ht += d0 * d0 + d1 * d1;
+    }
+    return ht;
+#endif
     uint total = 0u;
     for (int t = 0; t < 16 && total < limit; t++) {
         int be = (v[t] - pal[0]) * (v[t] - pal[0]);
@@ -132,6 +152,9 @@ bool order_pair(inout int a, inout int b, bool eight)
 // bc4_enc.c heuristic(): q is FAST, NORMAL or HIGH.
 Best heuristic(int v[16], uint q)
 {
+#ifdef BC4_PAIR_HALF
+    [[unroll]] for (int t = 0; t < 8; t++) g_vh[t] = unpackFloat2x16(uint(0x6400 + 512 + v[2 * t]) | (uint(0x6400 + 512 + v[2 * t + 1]) << 16u));
+#endif
     int mn = v[0], mx = v[0];
     for (int t = 1; t < 16; t++) { mn = min(mn, v[t]); mx = max(mx, v[t]); }
     int imn = R_HI, imx = R_LO;
@@ -163,12 +186,30 @@ Best heuristic(int v[16], uint q)
         }
     }
     if (q >= Q_HIGH) {
+#ifdef BC4_LS_SKIP
+        // (BC4_LS_SKIP) a pair of the last two iterations' windows is not considered again: its error was not
+        // below the best of then, which is not below the best of now, so it could not replace the best (the
+        // same result)
+        int pa = -1000, pb = -1000, qa = -1000, qb = -1000;
+#endif
         for (int iter = 0; iter < 4; iter++) {
             int a0 = best.a, b0 = best.b;
             for (int da = -2; da <= 2; da++)
-                for (int db = -2; db <= 2; db++)
+                for (int db = -2; db <= 2; db++) {
+#ifdef BC4_LS_SKIP
+                    if (BC4_LS_SKIP && ((abs(a0 + da - pa) <= 2 && abs(b0 + db - pb) <= 2) ||
+                                        (abs(a0 + da - qa) <= 2 && abs(b0 + db - qb) <= 2)))
+                        continue;
+#endif
                     if (da != 0 || db != 0) consider(best, v, a0 + da, b0 + db);
+                }
             if (best.a == a0 && best.b == b0) break;
+#ifdef BC4_LS_SKIP
+            qa = pa;
+            qb = pb;
+            pa = a0;
+            pb = b0;
+#endif
         }
     }
     return best;

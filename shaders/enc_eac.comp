@@ -16,7 +16,8 @@
 // error <= the bound (the estimate's error, then the lane's best), from two necessary conditions:
 // the smallest target needs a level within sqrt(bound / its count) (a union of 8 base intervals,
 // one per level) and so does the largest (their hull); the evaluation stops once the error exceeds
-// the bound. The lanes' (error, (m, t, b)) minima are reduced in shared memory.
+// the bound. (Default since helper eacn: MASK below, the same condition for 8 targets, as bit masks.)
+// The lanes' (error, (m, t, b)) minima are reduced in shared memory.
 // Ties (issue #4): keeping ties makes flat and near-flat channels expensive (alpha 255 everywhere: hundreds
 // of (m, t, b) reach error 0, and the estimate finds none since its centred base overflows 255). Exact
 // cuts: the smallest key found with error 0 (shared per job) removes every larger key, and past a lane's
@@ -41,6 +42,24 @@ const bool SPACING = (PRUNE & 2) != 0;
 // than the bound saved on the H100). gpu_encode_etc.c sets 2 | 4 | 8 by default (KILN_GPU_EAC_OPT: A/B).
 const bool POOL = (PRUNE & 4) != 0;
 const bool LB = (PRUNE & 8) != 0;
+// helper eacn (2026-11-27, H100 4096^2: R11 max 64.5 -> 42.4 ms, RG11 max 133.0 -> 87.4, same bytes; each bit
+// measured off in turn: MASK 11.8 ms, RSORT 3.7, DPRCP 3.2, DPLAZY 0.8, MCT 0.0 (H200: 0.3); KILN_GPU_EAC_X
+// replaces bits 4.., default all on; KILN_GPU_EAC_X=0 = the search as before):
+// bit 4 MCT: the spacing bound's level count from per-table smallest spans (7 compares instead of 28 pairs);
+// bit 5 RSORT: the targets sorted by rank through shared memory (no insertion sort in a private array);
+// bit 6 DPLAZY: the spacing DP after the estimate, and only where a job of the workgroup searches;
+// bit 7 MASK (without FIVE): a (t, m)'s candidate bases 32 at a time as a bit mask, ANDed over the level windows
+// of 8 single targets (extremes first: each target needs a level within sqrt(bound / its count)), then only the
+// mask's bases evaluated (was: the smallest target's window union within the largest's hull);
+// bit 8 DPRCP: the DP without its unused last row, dividing by the group size as a multiplication by its reciprocal.
+// bit 9 (profiling aid, not exact; off by default): no exact search (the estimate's blocks: the prelude's time).
+const bool MCT = (PRUNE & 16) != 0;
+const bool RSORT = (PRUNE & 32) != 0;
+const bool DPLAZY = (PRUNE & 64) != 0;
+const bool MASKW = (PRUNE & 129) == 128;
+const bool DPRCP = (PRUNE & 256) != 0;
+const bool PROF_NOSEARCH = (PRUNE & 512) != 0;
+const int NWM = 8; // MASK: windows
 
 #include "enc_etc_eac.glsl"
 
@@ -60,6 +79,9 @@ shared int64_t s_ps[68];   // SPACING: per job, prefix sums of the sorted target
 shared uint64_t s_pq[68];  // SPACING: and of their squares
 shared double s_dp[128];   // SPACING: the DP's two rows (64 each: job slot * 16 + j - 1)
 shared double s_emin[32];  // SPACING: per job, emin[k] at slot * 8 + k - 1
+shared int s_msp[128];     // MCT: per table t, at t * 8 + r - 2 (r = 2..8): the smallest span of r consecutive sorted modifiers
+shared int s_srt[64];      // RSORT: each job's targets, sorted
+shared uint s_any;         // DPLAZY: some job of the workgroup runs the exact search
 
 // Errors of the 11-bit kinds reach 2^58: the shared bound keeps them rounded up to 2^26 units (about
 // 1.6% of one squared 11-bit step), the 8-bit alpha exactly.
@@ -92,6 +114,48 @@ uint64_t eval_b(int T[16], int b, int off[8], uint64_t limit)
 
 uint lexkey(int m, int t, int b) { return (uint(m) << 12) | (uint(t) << 8) | uint(b - BMIN); }
 
+// The spacing bound's emin[k] (SPACING, high / max), one column per lane; contains barriers (call in uniform flow).
+const double RCP[16] = double[16](0.0LF, 1.0LF, 1.0LF / 2.0LF, 1.0LF / 3.0LF, 1.0LF / 4.0LF, 1.0LF / 5.0LF, 1.0LF / 6.0LF, 1.0LF / 7.0LF,
+                                  1.0LF / 8.0LF, 1.0LF / 9.0LF, 1.0LF / 10.0LF, 1.0LF / 11.0LF, 1.0LF / 12.0LF, 1.0LF / 13.0LF,
+                                  1.0LF / 14.0LF, 1.0LF / 15.0LF);
+void spacing_dp(uint lid, uint slot, uint lane)
+{
+    // emin[k] <= the smallest error of k real levels for the targets (optimal 1-D k-means by dynamic
+    // programming over contiguous groups of the sorted targets), one column per lane: row k holds the
+    // best error of <= k groups of the sorted targets 0..j-1, emin[k] = row k at j = 16. A group's cost
+    // is N / c with N = c * sum(t^2) - sum(t)^2 exact in 64-bit integers (|t| < 2^28, c <= 16); the
+    // doubles' relative error (a few 2^-53) is covered by the factor 1 - 2^-30.
+    const uint j = lane + 1u, jb = slot * 17u;
+    barrier();
+    int64_t sx = s_ps[jb + j];
+    double e = double(uint64_t(j) * s_pq[jb + j] - uint64_t(sx * sx)) / double(j);
+    s_dp[lid] = e;
+    if (j == 16u) s_emin[slot * 8u] = e * (1.0LF - 1.0LF / 1073741824.0LF);
+    barrier();
+    // DPRCP: row 8 is never read (the bound takes K < 8 levels); the group size c runs over the lanes in step (a
+    // uniform index into RCP), and N / c is N * (1 / c) rounded (two more roundings of 2^-53: covered as above)
+    for (uint k = 2u; k <= (DPRCP ? 7u : 8u); k++) {
+        const uint rd = (k & 1u) * 64u, wr = 64u - rd;
+        double bst = s_dp[rd + lid];
+        if (DPRCP) {
+            for (uint c = 1u; c < j; c++) {
+                const uint i = j - c;
+                int64_t sy = s_ps[jb + j] - s_ps[jb + i];
+                bst = min(bst, s_dp[rd + slot * 16u + i - 1u] + double(uint64_t(c) * (s_pq[jb + j] - s_pq[jb + i]) - uint64_t(sy * sy)) * RCP[c]);
+            }
+        } else {
+            for (uint i = 1u; i < j; i++) {
+                int64_t sy = s_ps[jb + j] - s_ps[jb + i];
+                uint64_t c = uint64_t(j - i);
+                bst = min(bst, s_dp[rd + slot * 16u + i - 1u] + double(c * (s_pq[jb + j] - s_pq[jb + i]) - uint64_t(sy * sy)) / double(c));
+            }
+        }
+        s_dp[wr + lid] = bst;
+        if (j == 16u) s_emin[slot * 8u + k - 1u] = bst * (1.0LF - 1.0LF / 1073741824.0LF);
+        barrier();
+    }
+}
+
 void main()
 {
     const uint lid = gl_LocalInvocationID.x;
@@ -104,6 +168,28 @@ void main()
     eac_load_mods(lid, 64u);
     if (live) s_tgt[lid] = eac_target(job, lane);
     barrier();
+    if (MCT && SPACING && QUALITY >= 2 && lid < 16u) {
+        int so[8];
+        for (int i = 0; i < 8; i++) so[i] = s_mod[lid * 8u + uint(i < 4 ? 3 - i : i)]; // increasing
+        for (int r = 2; r <= 8; r++) {
+            int sp = so[r - 1] - so[0];
+            for (int i = 1; i + r <= 8; i++) sp = min(sp, so[i + r - 1] - so[i]);
+            s_msp[lid * 8u + uint(r - 2)] = sp;
+        }
+    }
+    if (MCT) barrier();
+    if (RSORT) {
+        if (live) {
+            int v = s_tgt[lid];
+            uint r = 0u;
+            for (uint p = 0u; p < 16u; p++) {
+                int w = s_tgt[slot * 16u + p];
+                r += (w < v || (w == v && p < lane)) ? 1u : 0u;
+            }
+            s_srt[slot * 16u + r] = v;
+        }
+        barrier();
+    }
 
     int T[16];
     int TE[16]; // the evaluation order (below), indexed by constants only
@@ -111,7 +197,7 @@ void main()
     int clo[NCOND], chi[NCOND], ccount[NCOND]; // the pruning conditions (see below)
     uint64_t lb0 = 0UL;                         // LB: a lower bound of every candidate's error
     if (live) {
-        for (int p = 0; p < 16; p++) T[p] = s_tgt[slot * 16u + uint(p)];
+        for (int p = 0; p < 16; p++) T[p] = RSORT ? s_srt[slot * 16u + uint(p)] : s_tgt[slot * 16u + uint(p)];
         tmin = T[0];
         tmax = T[0];
         for (int p = 1; p < 16; p++) {
@@ -124,7 +210,7 @@ void main()
         }
         // evaluation order for early exits: sorted, then extremes first (the error is a sum of
         // integers: any order gives the same value)
-        for (int i = 1; i < 16; i++) {
+        for (int i = 1; i < (RSORT ? 0 : 16); i++) {
             int v = T[i], j = i;
             while (j > 0 && T[j - 1] > v) {
                 T[j] = T[j - 1];
@@ -171,32 +257,7 @@ void main()
         T = U;
         TE = U;
     }
-    if (SPACING && QUALITY >= 2) { // (normal: the DP costs more than it saves on the H100)
-        // emin[k] <= the smallest error of k real levels for the targets (optimal 1-D k-means by dynamic
-        // programming over contiguous groups of the sorted targets), one column per lane: row k holds the
-        // best error of <= k groups of the sorted targets 0..j-1, emin[k] = row k at j = 16. A group's cost
-        // is N / c with N = c * sum(t^2) - sum(t)^2 exact in 64-bit integers (|t| < 2^28, c <= 16); the
-        // doubles' relative error (a few 2^-53) is covered by the factor 1 - 2^-30.
-        const uint j = lane + 1u, jb = slot * 17u;
-        barrier();
-        int64_t sx = s_ps[jb + j];
-        double e = double(uint64_t(j) * s_pq[jb + j] - uint64_t(sx * sx)) / double(j);
-        s_dp[lid] = e;
-        if (j == 16u) s_emin[slot * 8u] = e * (1.0LF - 1.0LF / 1073741824.0LF);
-        barrier();
-        for (uint k = 2u; k <= 8u; k++) {
-            const uint rd = (k & 1u) * 64u, wr = 64u - rd;
-            double bst = s_dp[rd + lid];
-            for (uint i = 1u; i < j; i++) {
-                int64_t sy = s_ps[jb + j] - s_ps[jb + i];
-                uint64_t c = uint64_t(j - i);
-                bst = min(bst, s_dp[rd + slot * 16u + i - 1u] + double(c * (s_pq[jb + j] - s_pq[jb + i]) - uint64_t(sy * sy)) / double(c));
-            }
-            s_dp[wr + lid] = bst;
-            if (j == 16u) s_emin[slot * 8u + k - 1u] = bst * (1.0LF - 1.0LF / 1073741824.0LF);
-            barrier();
-        }
-    }
+    if (SPACING && QUALITY >= 2 && !DPLAZY) spacing_dp(lid, slot, lane); // (normal: the DP costs more than it saves on the H100)
 
     // ---- the range estimate, lane = table
     const int t = int(lane);
@@ -247,6 +308,7 @@ void main()
         s_zkey[slot] = 0xffffffffu;
         s_next[slot] = 0u;
     }
+    if (DPLAZY && lid == 0u) s_any = 0u;
     barrier();
     // the first strict minimum in table order
     uint64_t e_est = UMAX;
@@ -259,16 +321,19 @@ void main()
         }
         amb |= s_amb[slot * 16u + i];
     }
+    if (DPLAZY && live && lane == 0u && QUALITY >= 1 && e_est > lb0) s_any = 1u;
     barrier();
+    if (DPLAZY && SPACING && QUALITY >= 2 && s_any != 0u) spacing_dp(lid, slot, lane);
 
     // ---- the exact search, lane = table, every multiplier (normal: the estimate's +-2)
     uint64_t tb = UMAX;
     uint tk = 0xffffffffu;
-    const bool search = live && QUALITY >= 1 && e_est > lb0;
+    const bool search = live && QUALITY >= 1 && e_est > lb0 && !PROF_NOSEARCH;
     if (search) {
         uint64_t rfor = 0;
         bool have = false;
         int wlo[NCOND], whi[NCOND]; // per condition: the decoded values some level must take
+        int rone = 0;             // MASK: the window radius of one pixel
         // multipliers from the estimate outwards: good bounds early (ties resolve by key, not order)
         const uint NUNITS = QUALITY == 1 ? 80u : 496u; // POOL: 16 tables x ranks 0..4 (normal) / 0..30
         for (int n = 0;; n++) {
@@ -309,6 +374,7 @@ void main()
                     wlo[k] = clamp(lo >= 0 ? (lo + SCALE - 1) / SCALE : -((-lo) / SCALE), -4096, 4096);
                     whi[k] = clamp(hi >= 0 ? hi / SCALE : -((SCALE - 1 - hi) / SCALE), -4096, 4096);
                 }
+                if (MASKW) rone = Bw >= (1UL << 58) ? (1 << 30) : min(int(sqrt(float(Bw)) * 1.001) + 2, 1 << 30);
                 rfor = Bw;
             }
             int f = eac_factor(m), off[8];
@@ -318,11 +384,18 @@ void main()
                 // offsets spanning <= the range (off[3] < off[2] < off[1] < off[0] < off[4] < ... < off[7]),
                 // plus the nearest level below and above, plus a clamped level on a range end
                 int mc = 1;
-                for (int i = 0; i < 8; i++) {
-                    int oi = off[i < 4 ? 3 - i : i];
-                    for (int j = i + 1; j < 8; j++) {
-                        int oj = off[j < 4 ? 3 - j : j];
-                        if (int64_t(oj - oi) * SCALE <= int64_t(tmax) - int64_t(tmin)) mc = max(mc, j - i + 1);
+                if (MCT) {
+                    // spans are multiples of the factor f (> 0): the largest r with its smallest span in range
+                    const int64_t D = int64_t(tmax) - int64_t(tmin);
+                    for (int r = 2; r <= 8; r++)
+                        if (int64_t(s_msp[t * 8 + r - 2] * f) * SCALE <= D) mc = r;
+                } else {
+                    for (int i = 0; i < 8; i++) {
+                        int oi = off[i < 4 ? 3 - i : i];
+                        for (int j = i + 1; j < 8; j++) {
+                            int oj = off[j < 4 ? 3 - j : j];
+                            if (int64_t(oj - oi) * SCALE <= int64_t(tmax) - int64_t(tmin)) mc = max(mc, j - i + 1);
+                        }
                     }
                 }
                 int K = mc + 2 + (tmin <= VMIN * SCALE ? 1 : 0) + (tmax >= VMAX * SCALE ? 1 : 0);
@@ -331,6 +404,54 @@ void main()
             if (!FIVE) {
                 int lo0 = wlo[0], hi0 = whi[0], lo1 = wlo[1], hi1 = whi[1];
                 if (hi0 < VMIN || lo0 > VMAX || hi1 < VMIN || lo1 > VMAX) continue;
+                if (MASKW) {
+                    // the hull of the extremes' windows (the largest target's lowest base, the smallest's highest)
+                    const int hlo = lo1 <= VMIN ? BMIN : max(BMIN, cdivstep(lo1 - off[7] - C0));
+                    const int hhi = hi0 >= VMAX ? BMAX : min(BMAX, fdivstep(hi0 - off[3] - C0));
+                    bool stop = false;
+                    for (int cs = hlo; cs <= hhi && !stop; cs += 32) {
+                        const int ce = min(cs + 31, hhi);
+                        uint mask = 0xffffffffu >> uint(31 - (ce - cs));
+                        for (int w = 0; w < NWM; w++) {
+                            if (mask == 0u) break;
+                            int wl, wh;
+                            if (w < 2) {
+                                wl = w == 0 ? lo0 : lo1;
+                                wh = w == 0 ? hi0 : hi1;
+                            } else {
+                                int lo = TE[w] - rone, hi = TE[w] + rone;
+                                wl = clamp(lo >= 0 ? (lo + SCALE - 1) / SCALE : -((-lo) / SCALE), -4096, 4096);
+                                wh = clamp(hi >= 0 ? hi / SCALE : -((SCALE - 1 - hi) / SCALE), -4096, 4096);
+                            }
+                            uint mw = 0u;
+                            for (int i = 0; i < 8; i++) {
+                                int x0 = wl <= VMIN ? BMIN : cdivstep(wl - off[i] - C0);
+                                int x1 = wh >= VMAX ? BMAX : fdivstep(wh - off[i] - C0);
+                                x0 = max(x0, cs);
+                                x1 = min(x1, ce);
+                                if (x0 <= x1) mw |= (0xffffffffu >> uint(31 - (x1 - x0))) << uint(x0 - cs);
+                            }
+                            mask &= mw;
+                        }
+                        while (mask != 0u) {
+                            const int b = cs + findLSB(mask);
+                            mask &= mask - 1u;
+                            uint k = lexkey(m, t, b);
+                            if (k > zk) {
+                                stop = true;
+                                break;
+                            }
+                            uint64_t lim = k < tk ? min(B, tb) : min(B, tb - 1UL); // tb > lb0 here: else zk = tk < k
+                            uint64_t e = eval_b(TE, b, off, lim);
+                            if (e <= lim && (e < tb || k < tk)) {
+                                tb = e;
+                                tk = k;
+                                if (e == lb0) zk = k;
+                            }
+                        }
+                    }
+                    continue;
+                }
                 // hull of the bases that put some level within the largest target's window
                 int hlo = lo1 <= VMIN ? BMIN : max(BMIN, cdivstep(lo1 - off[7] - C0));
                 int hhi = hi1 >= VMAX ? BMAX : min(BMAX, fdivstep(hi1 - off[3] - C0));

@@ -338,8 +338,9 @@ KILN_API kiln_status kiln_encode(kiln_context *ctx, const kiln_image *img, const
  * formats of one image whose shader input is the same share one upload. Other formats are encoded
  * image by image as kiln_encode does (on the GPU when it has an encoder, else on the CPU).
  * KILN_ENCODE_BATCH_SPLIT ("--backend both"): the pipelined formats are split between the GPU and
- * the CPU: a CPU thread (with its own pool of kiln_context_threads - 1 workers) and the GPU pull
- * images from one queue; without a GPU everything runs on the CPU. nformats is 1..8. On failure
+ * the CPU: a CPU thread (with its own pool of kiln_context_threads - 1 workers) takes images from the
+ * back of the queue the GPU takes from the front, and stops when it would only delay the end; without a
+ * GPU everything runs on the CPU. Small images of one width go to the GPU several to a job. nformats is 1..8. On failure
  * every texture of out is freed. */
 #define KILN_ENCODE_BATCH_SPLIT 1u
 KILN_API kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint32_t count,

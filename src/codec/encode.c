@@ -364,21 +364,52 @@ typedef struct batch_run {
     uint32_t ring_fmt[BATCH_MAX_FORMATS]; /* the formats that go through the pipelined GPU encoder */
     kiln_encode_params ring_params[BATCH_MAX_FORMATS];
     uint32_t nring;
-    atomic_uint next;       /* the image queue both sides pull from */
+    /* the image queue both sides pull from: the low 32 bits the next image from the front (the GPU side's),
+     * the high 32 bits one past the last image left (the CPU side takes images from the back) */
+    _Atomic uint64_t queue;
     atomic_uint gpu_images; /* images the GPU side took */
+    _Atomic uint64_t gpu_claimed, gpu_done; /* blocks x ring formats the GPU side took, and finished */
     double t0;              /* when the batch started (ms, monotonic) */
+    double t_gpu_end, t_cpu_end; /* when each side finished (trace) */
     /* the CPU side of a split */
     kiln_context *cpu;
     int cpu_nice;           /* the CPU side's scheduling nice value (split_nice) */
+    uint32_t cpu_images;
+    const char *cpu_stop;   /* why the CPU side stopped (trace) */
     kiln_status cpu_status;
 } batch_run;
+
+/* The next image from the front (back = 0) or the back of the queue; 0 when it is empty. */
+static int batch_take(batch_run *b, int back, uint32_t *index)
+{
+    uint64_t q = atomic_load(&b->queue);
+    for (;;) {
+        uint32_t lo = (uint32_t)q, hi = (uint32_t)(q >> 32);
+        if (lo >= hi) return 0;
+        uint64_t nq = back ? (uint64_t)lo | (uint64_t)(hi - 1u) << 32 : q + 1u;
+        if (atomic_compare_exchange_weak(&b->queue, &q, nq)) {
+            *index = back ? hi - 1u : lo;
+            return 1;
+        }
+    }
+}
+
+/* Empties the queue (a failure: the other side stops too). */
+static void batch_stop(batch_run *b) { atomic_store(&b->queue, 0u); }
+
+/* Image i's blocks x ring formats. */
+static uint64_t batch_blocks(const batch_run *b, uint32_t i)
+{
+    return (uint64_t)((b->images[i].width + 3) / 4) * ((b->images[i].height + 3) / 4) * b->nring;
+}
 
 static int batch_next(void *user, const kiln_image **img, uint8_t **dst)
 {
     batch_run *b = user;
-    uint32_t i = atomic_fetch_add(&b->next, 1u);
-    if (i >= b->count) return 0;
+    uint32_t i;
+    if (!batch_take(b, 0, &i)) return 0;
     *img = &b->images[i];
+    atomic_fetch_add(&b->gpu_claimed, batch_blocks(b, i));
     for (uint32_t r = 0; r < b->nring; r++) {
         size_t size = 0;
         dst[r] = kiln_texture_image(&b->out[(size_t)i * b->nformats + b->ring_fmt[r]], 0, 0, 0, &size);
@@ -387,13 +418,14 @@ static int batch_next(void *user, const kiln_image **img, uint8_t **dst)
     return 1;
 }
 
-/* A CPU side that encodes one image while the GPU side takes more than this many (2; KILN_SPLIT_GPU_LEAD
- * overrides it for tests and bench/) drops out. */
+/* A CPU side that is more than this many times slower than the GPU side drops out (3; KILN_SPLIT_GPU_LEAD
+ * overrides it for tests and bench/): measured on the H200 (docs/PERFORMANCE.md, 2026-11-27), a CPU side 3.3x
+ * slower than the GPU side gained nothing (bc1 fast, 256 images of 512^2), 5.5x slower it cost 10 % (etc1 fast). */
 static double split_gpu_lead(void)
 {
     const char *e = getenv("KILN_SPLIT_GPU_LEAD");
     if (e && e[0] >= '0' && e[0] <= '9') return atof(e);
-    return 2.0;
+    return 3.0;
 }
 
 static double split_now_ms(void)
@@ -403,26 +435,56 @@ static double split_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The CPU side of a split: images from the back of the queue (the GPU side takes them from the front), one at a
+ * time on its own threads, while that cannot delay the end: it stops when the GPU side would finish all it has
+ * left sooner than this side one more image, or when the GPU side is more than split_gpu_lead() times as fast.
+ * The GPU side's pace: the blocks of the jobs it finished since its first one (so not its start-up); its work
+ * left: the blocks it took and has not finished and those in the queue; this side's: its ms a block so far.
+ * The first image only from a queue of 8 or more (no estimate of this side yet). Before 2026-11-27 the CPU side
+ * took images from the front and dropped out when the GPU side took images more than twice as fast as it
+ * encoded them; with several images a GPU job (taken at once) that rate says nothing, and the CPU side's last
+ * image could end after the GPU side's. */
 static void *batch_cpu_side(void *user)
 {
     batch_run *b = user;
     kiln__thread_set_nice(b->cpu_nice);
     kiln_status st = KILN_OK;
     uint32_t done = 0;
-    double t_last = b->t0, t_cpu = 0.0;
+    double t_all = 0.0, t_d0 = 0.0;
+    uint64_t cpu_blocks = 0, d0 = 0;
     const double lead = split_gpu_lead();
+    b->cpu_stop = "queue empty";
     for (;;) {
-        /* Drop out when the GPU side takes images more than `lead` times as fast as this side
-         * encodes them: measured on the H100 (docs/PERFORMANCE.md), the split then slows the GPU side's
-         * host work by more than the CPU side adds. Judged from the second image on (the first one
-         * overlaps the GPU side's start). */
-        if (done >= 2) {
-            double el = split_now_ms() - b->t0;
-            double gpu_rate = el > 0.0 ? (double)atomic_load(&b->gpu_images) / el : 0.0; /* images per ms */
-            if (gpu_rate * (t_cpu / (double)(done - 1)) > lead) break;
+        uint64_t q = atomic_load(&b->queue);
+        uint32_t lo = (uint32_t)q, hi = (uint32_t)(q >> 32);
+        if (done == 0 && (hi > lo ? hi - lo : 0) < 8) {
+            b->cpu_stop = "few images";
+            break;
         }
-        uint32_t i = atomic_fetch_add(&b->next, 1u);
-        if (i >= b->count) break;
+        if (hi <= lo) break;
+        const uint64_t gd = atomic_load(&b->gpu_done);
+        const double now = split_now_ms();
+        if (gd > 0 && d0 == 0) {
+            d0 = gd;
+            t_d0 = now;
+        }
+        if (done > 0 && d0 > 0 && gd > d0 && now > t_d0) {
+            const double gpu_rate = (double)(gd - d0) / (now - t_d0); /* blocks a ms */
+            const double mine = t_all / (double)cpu_blocks;           /* ms a block */
+            if (gpu_rate * mine > lead) {
+                b->cpu_stop = "GPU side too fast";
+                break;
+            }
+            uint64_t left = atomic_load(&b->gpu_claimed) - gd;
+            for (uint32_t k = lo; k + 1 < hi; k++) left += batch_blocks(b, k);
+            if (mine * (double)batch_blocks(b, hi - 1) > (double)left / gpu_rate) {
+                b->cpu_stop = "GPU side ends first";
+                break;
+            }
+        }
+        uint32_t i;
+        if (!batch_take(b, 1, &i)) break;
+        const double t_img = split_now_ms();
         for (uint32_t r = 0; r < b->nring && st == KILN_OK; r++) {
             const kiln_encode_params *p = &b->params[b->ring_fmt[r]];
             const kiln_format_info *fi = kiln_format_get_info(p->format);
@@ -431,14 +493,15 @@ static void *batch_cpu_side(void *user)
             st = encode_into(b->cpu, &b->images[i], p, fi, kiln__block_encoder(fi->format), dst, 0.0f, 1.0f);
         }
         if (st != KILN_OK) {
-            atomic_store(&b->next, b->count); /* stop the GPU side too */
+            batch_stop(b); /* stop the GPU side too */
             break;
         }
-        double t = split_now_ms();
-        if (done > 0) t_cpu += t - t_last; /* per-image time from the second image on */
-        t_last = t;
+        t_all += split_now_ms() - t_img;
+        cpu_blocks += batch_blocks(b, i);
         done++;
     }
+    b->cpu_images = done;
+    b->t_cpu_end = split_now_ms();
     b->cpu_status = st;
     return NULL;
 }
@@ -490,7 +553,9 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
         b->nformats = nformats;
         b->params = params;
         b->out = out;
-        atomic_init(&b->next, 0u);
+        atomic_init(&b->queue, (uint64_t)count << 32);
+        atomic_init(&b->gpu_claimed, 0u);
+        atomic_init(&b->gpu_done, 0u);
         atomic_init(&b->gpu_images, 0u);
         b->t0 = split_now_ms();
     }
@@ -531,15 +596,23 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
             else threaded = 1;
         }
         if (st == KILN_OK) {
-            kiln__gpu_image_source src = {batch_next, b, 0};
+            kiln__gpu_image_source src = {batch_next, b, 0, &b->gpu_done};
             st = kiln__gpu_bc_ring(ctx, &src, b->ring_params, b->nring, 0);
+            b->t_gpu_end = split_now_ms();
             if (st != KILN_OK) {
-                atomic_store(&b->next, count);
+                batch_stop(b);
                 if (b->cpu) kiln_cancel(b->cpu);
             }
         }
         if (threaded) {
             pthread_join(th, NULL);
+            const char *tr = getenv("KILN_RING_TRACE");
+            if (tr && (tr[0] == '1' || tr[0] == '2'))
+                fprintf(stderr, "kiln split (CPU side %u threads, nice %d): GPU side %u images, done at %.2f ms; CPU side %u "
+                        "images, done at %.2f ms (%s)\n", kiln_context_threads(b->cpu), b->cpu_nice,
+                        atomic_load(&b->gpu_images), b->t_gpu_end - b->t0, b->cpu_images, b->t_cpu_end - b->t0,
+                        b->cpu_stop ? b->cpu_stop : "-");
+
             if (st == KILN_OK && b->cpu_status != KILN_OK)
                 st = kiln__fail(ctx, b->cpu_status, "%s", kiln_last_error(b->cpu));
         }

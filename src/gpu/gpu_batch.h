@@ -13,6 +13,8 @@ typedef struct kiln__gpu_image_source {
     int (*next)(void *user, const kiln_image **img, uint8_t **dst);
     void *user;
     uint64_t total_blocks; /* blocks of all images x formats, for kiln__progress; 0 = unknown (none) */
+    _Atomic uint64_t *done_blocks; /* NULL, or where the ring adds the blocks x formats of each job it has
+                                    * finished (kiln_encode_batch's split: the GPU side's pace) */
 } kiln__gpu_image_source;
 
 /* KILN_OK when kiln__gpu_bc_ring can encode images of img's pixel type and size class in

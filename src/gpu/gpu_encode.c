@@ -72,6 +72,6 @@ kiln_status kiln__gpu_encode(kiln_context *ctx, const kiln_image *img, const kil
     }
     if (st != KILN_OK) return st;
     one_image o = {img, dst, 0};
-    kiln__gpu_image_source src = {one_next, &o, (uint64_t)((img->width + 3) / 4) * ((img->height + 3) / 4)};
+    kiln__gpu_image_source src = {one_next, &o, (uint64_t)((img->width + 3) / 4) * ((img->height + 3) / 4), NULL};
     return kiln__gpu_bc_ring(ctx, &src, params, 1, subgroup_size);
 }

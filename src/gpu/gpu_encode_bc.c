@@ -92,6 +92,23 @@
  * 7.63, 7.62 (the default); split 2 wg 64 + bit 27 7.73, 7.72; split 0 (one kernel) 11.54. */
 #define KILN_EBC_BC4_LIST_WG 32u
 #define KILN_EBC_BC4_LIST_STACK16 0x8000000u
+/* with the split (helper bc4n), added to the step-1 and search kernels' default options (KILN_GPU_BC4_POOL_OPT
+ * replaces them): bit 31, the cell's entry ranges without a branch on the mode; where the device has shaderFloat16
+ * (device_has_f16, which vk_device.c enables; KILN_GPU_BC4_F16=0 turns it off) bit 29, the cell bound in 16-bit floats,
+ * two values an operation and four an iteration (enc_bc4_max_pool_h.comp); and the pre-pass's heuristic with its pair
+ * errors on two texels an operation in 16-bit floats, its local search skipping the pairs of its last two windows
+ * (enc_bc4_h.comp; KILN_GPU_BC4_PRE_HALF=0: enc_bc4.comp's integers, as without shaderFloat16).
+ * `gpu_encode --size 4096 --formats bc4 --qualities max --strategies kiln --runs 5 --no-cpu`, kernel min ms, every
+ * row its own process, two rounds. H200 2026-11-27 11:13 UTC: the former default 7.548, 7.511; bit 31 7.438, 7.404;
+ * the 16-bit bound (two values an iteration) 7.462, 7.449; the 16-bit pre-pass 6.780, 6.799 (pre-pass + step 1 alone
+ * 1.725 -> 0.990); losers (removed): the pre-pass in 32-bit floats 7.476, 7.463, the bound in 32-bit floats (with bits
+ * 30, 31) 9.12, 9.13, pushes by one atomic a subgroup (bit 30) 8.17, 8.16, step 1's DP in shared memory 9.15, 9.15.
+ * H100 11:46 UTC: the former default (through the knobs) 7.633, 7.582; bits 31 + 29 + the 16-bit pre-pass 6.421,
+ * 6.424; + the skipping local search 6.400, 6.408; + four values an iteration 5.842, 5.833; bit 31 without bit 29
+ * 6.676, 6.670; bc5 14.33, 14.34 -> 12.39, 12.39 and bc4-snorm 10.20 -> 7.08, 7.06 (two values an iteration). */
+#define KILN_EBC_BC4_LIST_OPT 0x80000000u
+#define KILN_EBC_BC4_F16_BOUND 0x20000000u
+#define KILN_EBC_BC4_PRE_HALF 1
 /* The cluster-fit shader: 1 = enc_bc1_cf.comp (candidates refined on one invocation each), 2 =
  * enc_bc1_cf2.comp (texel loads, ranks, prefix sums and the refinement's scoring / channel steps
  * split over the block's invocations); KILN_GPU_CF_DESIGN=1 or 2 overrides it. H100 2026-11-25, 2048^2
@@ -142,12 +159,19 @@
  * refinement's products in float, 21 = the channel steps' rounding by magic adds, 22 = the search setup's
  * products in float (8-bit sources); 27 (helper bc1max) = channel_step's b terms once per channel. KILN_GPU_CF_OPT
  * takes any combination of KILN_EBC_CF3_OPT_BITS (every bit of the max default, and bit 10): the opt-in bits 1-4, 6,
- * 13 and 23-26 (bit 25 is helper bc1m's list since), 28, none in a default and none a gain on the H100 / H200
- * (docs/PERFORMANCE.md: the early exits, P3(i) hoisting,
+ * 13 and 23-26 (bit 25 is helper bc1m's list since; 3, 4, 6, 13, 23 helper bc1n's variants since, see below), 28,
+ * none in a default and none a gain on the H100 / H200 (docs/PERFORMANCE.md: the early exits, P3(i) hoisting,
  * driver unrolling, min / max clamps, the rolled covariance, 16-byte prefix-sum words, the nested searches) were
  * removed from enc_bc1_cf3.comp by helper bc1k (2026-11-26: lavapipe compile time in CI) and are refused; bit 15 is
  * the host's refine flag. */
-#define KILN_EBC_CF3_OPT_BITS (142565281u | KILN_EBC_CF3_PRELIST)
+/* Bits 3, 4, 6, 13, 23 (helper bc1n, 2026-11-27; enc_bc1_cf3.comp says what each does, the same bytes): 3 = the
+ * three-colour search four entries per iteration, 4 = the prefix sums' x and y as one 8-byte shared word per row,
+ * 6 (with 27) = channel_step's p2 / p3 by one fma and one add, 13 = channel_step's per-index counts and sums in integers
+ * (8-bit sources), 23 = the exact scoring by fma with unit weights (8-bit sources, not perceptual). Lost on the device
+ * and removed: bit 2 (the refine pass's exact steps of a block's three candidates as one queue per invocation: H200
+ * 6.080 / 6.078 against 5.980 / 5.976 ms alone, H100 5.481 against 5.452 / 5.454 ms on top of the new default) and bit
+ * 28 (P3(i) loaded once for a group of four entries with one i: H100 6.405 against 5.454 ms). */
+#define KILN_EBC_CF3_OPT_BITS (142565281u | KILN_EBC_CF3_PRELIST | 8u | 16u | 64u | 8192u | 8388608u)
 /* bit 25 (PRELIST, helper bc1m, 2026-11-27): a first pass of the same shader (bit 26, CLASSIFY, the host's) flags the
  * blocks the CPU encodes and lists the others; the search and refine passes run one invocation per listed block (no
  * invocation idles through a search for a flat block). Binding 2 holds the fallback words, then the list's length
@@ -183,8 +207,14 @@
  * bit 10 (176118689) 6.005 / 6.002 (2.79 Gpix/s); search pass alone 142565281 6.25 (run 1), PRELIST 4.62. High
  * (`--qualities high`): 24481 6.327, 24481 + bit 25 4.715. Every row the CPU's bytes (2048^2 bc1 / bc1a / bc3 high and
  * max with PRELIST: "same"). */
-#define KILN_EBC_CF3_OPT_COLOUR_MAX 176118689u
-#define KILN_EBC_CF3_OPT_COLOUR_HIGH (KILN_EBC_CF3_OPT_BC1 | KILN_EBC_CF3_PRELIST)
+/* Helper bc1n (2026-11-27): + bits 3, 4, 6, 13, 23 at max (184515577), + bits 3, 4 at high (33578937). The lead's runs
+ * (same command, one process per row after a warm-up, alternated, kernel min ms): NVIDIA H200 11:09-11:11 UTC:
+ * 176118689 5.980 / 5.976, + bit 4 5.741 / 5.737, + bit 3 5.900 / 5.900, + bit 6 5.911, + bit 23 6.014, + bits 2, 6,
+ * 13, 23 5.749, + bits 2, 3, 4, 6, 13, 23 5.593 / 5.594; search pass alone 4.614, + bit 3 4.535, + bit 4 4.375.
+ * NVIDIA H100 80GB HBM3 11:45-11:46 UTC: 176118689 5.747, 184515577 **5.452 / 5.454 (3.08 Gpix/s)**, without bit 23
+ * 5.520. High (+ bits 3, 4: the search's bits) was not timed cleanly (dropped clock). */
+#define KILN_EBC_CF3_OPT_COLOUR_MAX 184515577u
+#define KILN_EBC_CF3_OPT_COLOUR_HIGH (KILN_EBC_CF3_OPT_BC1 | KILN_EBC_CF3_PRELIST | 8u | 16u)
 #define KILN_EBC_CF3_REFINE 32768u
 #define KILN_EBC_CF3_SPLIT 128u
 #define KILN_EBC_CF3_LOCAL 32u
@@ -451,6 +481,16 @@ static int device_has_ballot(kiln_gpu *gpu)
     return (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (sg.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT);
 }
 
+/* shaderFloat16, which vk_device.c enables wherever the device (Vulkan 1.2+) offers it (BC4 / BC5 max's 16-bit paths) */
+static int device_has_f16(kiln_gpu *gpu)
+{
+    if (gpu->props.apiVersion < VK_API_VERSION_1_2) return 0;
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f16};
+    vkGetPhysicalDeviceFeatures2(gpu->physical, &f2);
+    return f16.shaderFloat16 == VK_TRUE;
+}
+
 static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image *img, const kiln_encode_params *p,
                              const kiln_format_info *fi, ebc_plan *plan)
 {
@@ -631,6 +671,12 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                     pool_opt = (uint32_t)o;
                 }
                 ps->spec[4] |= pool_opt;
+                /* bit 29 (helper bc4n): the cell bound in 16-bit floats, enc_bc4_max_pool_h (shaderFloat16) */
+                if (pool_opt & KILN_EBC_BC4_F16_BOUND) {
+                    if (!device_has_f16(gpu))
+                        return kiln__fail(ctx, KILN_ERR_UNSUPPORTED, "KILN_GPU_BC4_POOL_OPT=%s: bit 29 needs shaderFloat16", popt);
+                    ps->shader = "enc_bc4_max_pool_h";
+                }
                 int split = KILN_EBC_BC4_SPLIT;
                 const char *senv = getenv("KILN_GPU_BC4_SPLIT");
                 if (senv && senv[0]) {
@@ -645,7 +691,15 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                 if (split && !colour) { /* the pre-pass first, then the pool over its list */
                     ebc_pass pool = *ps;
                     pool.spec[4] |= KILN_EBC_BC4_FROM_LIST;
-                    if (!(popt && popt[0])) pool.spec[4] |= KILN_EBC_BC4_LIST_STACK16;
+                    const char *f16e = getenv("KILN_GPU_BC4_F16");
+                    const int f16 = device_has_f16(gpu) && !(f16e && f16e[0] == '0');
+                    if (!(popt && popt[0])) {
+                        pool.spec[4] |= KILN_EBC_BC4_LIST_STACK16 | KILN_EBC_BC4_LIST_OPT;
+                        if (f16) {
+                            pool.spec[4] |= KILN_EBC_BC4_F16_BOUND;
+                            pool.shader = "enc_bc4_max_pool_h";
+                        }
+                    }
                     if (!(wg && wg[0])) pool.local = KILN_EBC_BC4_LIST_WG;
                     pool.after_barrier = 1;
                     pool.bc4_list = 2;
@@ -655,6 +709,8 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                     ps->spec[2] = u8 ? 1u : 0u;
                     ps->spec[3] = 1u;
                     ps->spec[4] = 1u; /* MAX_LIST */
+                    const char *preh = getenv("KILN_GPU_BC4_PRE_HALF"); /* 0: enc_bc4's integer pre-pass (bench) */
+                    if (KILN_EBC_BC4_PRE_HALF && f16 && !(preh && preh[0] == '0')) ps->shader = "enc_bc4_h";
                     ps->local = KILN_EBC_LOCAL;
                     ps->per_task = 1;
                     ps->tasks_per_block = pool.tasks_per_block;

@@ -248,18 +248,24 @@ static kiln_status check_int64(kiln_context *ctx, kiln_gpu *gpu)
  * ties cut at it). Default (helper eacm, H100 2026-11-27): 2 | 4 | 8 at every quality (the shader applies the
  * spacing bound at high and max only: one pipeline per kind; R11 max 77.4 -> 62.3 ms, RG11 max 179.9 -> 127.5
  * at 4096^2, same bytes). KILN_GPU_EAC_PRUNE=0..3 replaces bits 0 and 1, KILN_GPU_EAC_OPT=0..3 bits 2 and 3
- * (PRUNE=0 with OPT=0: the search structure before). The second design,
+ * (PRUNE=0 with OPT=0: the search structure before). Helper eacn (2026-11-27): bits 4..8 (MCT, RSORT, DPLAZY, MASK,
+ * DPRCP: see enc_eac.comp) on by default, KILN_GPU_EAC_X=N replaces them (0: the search as in 410df61; bit 5 of N,
+ * i.e. spec bit 9, is a profiling aid that skips the exact search); KILN_GPU_EAC_OPT now keeps them. The second design,
  * enc_eac_max.comp (helper eacmax: the exact search spread evenly over the workgroup's lanes), ran 2.4x
  * slower on the H100 (2026-11-26 08:40 UTC: R11 max 181.1 vs 76.6 ms) and was removed (helper bc4k,
  * 2026-11-26: one shader and its test fewer in CI). */
 static const char *eac_kiln_shader(int quality, uint32_t *spec3)
 {
     (void)quality;
-    uint32_t s = 2u | 4u | 8u;
+    uint32_t s = 2u | 4u | 8u | (31u << 4);
     const char *pr = getenv("KILN_GPU_EAC_PRUNE");
     if (pr && pr[0] >= '0' && pr[0] <= '3') s = (s & ~3u) | (uint32_t)(pr[0] - '0');
     const char *op = getenv("KILN_GPU_EAC_OPT");
-    if (op && op[0] >= '0' && op[0] <= '3') s = (s & 3u) | (uint32_t)(op[0] - '0') << 2;
+    if (op && op[0] >= '0' && op[0] <= '3') s = (s & ~12u) | (uint32_t)(op[0] - '0') << 2;
+    /* helper eacn: KILN_GPU_EAC_X=N (decimal) replaces bits 4.. (enc_eac.comp: 1 MCT, 2 RSORT, 4 DPLAZY, 8 MASK,
+     * 16 DPRCP, 32 profiling: no exact search) */
+    const char *xo = getenv("KILN_GPU_EAC_X");
+    if (xo && xo[0] >= '0' && xo[0] <= '9') s = (s & 15u) | ((uint32_t)strtoul(xo, NULL, 10) << 4);
     *spec3 = s;
     return "enc_eac";
 }

@@ -378,6 +378,12 @@ static kiln_status create_device(kiln_context *ctx, kiln_gpu *gpu, int index)
         VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &scp};
         vkGetPhysicalDeviceProperties2(pd, &p2);
     }
+    /* 16-bit float arithmetic (enc_bc4_max_pool_h.comp, BC4 max option bit 29; helper bc4n): core in 1.2 */
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    if (api >= VK_API_VERSION_1_2) {
+        f16.pNext = f2.pNext;
+        f2.pNext = &f16;
+    }
     vkGetPhysicalDeviceFeatures2(pd, &f2);
 
     VkPhysicalDeviceFeatures want = {0};
@@ -417,6 +423,12 @@ static kiln_status create_device(kiln_context *ctx, kiln_gpu *gpu, int index)
             exts[nexts++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
             gpu->exec_stats = 1;
         }
+    }
+    VkPhysicalDeviceShaderFloat16Int8Features f16_on = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    if (f16.shaderFloat16) {
+        f16_on.shaderFloat16 = VK_TRUE;
+        f16_on.pNext = chain;
+        chain = &f16_on;
     }
     if (env_is_1("KILN_VK_PIPELINE_STATS") && !gpu->exec_stats)
         fprintf(stderr, "kiln: KILN_VK_PIPELINE_STATS=1: %s does not offer %s: no pipeline statistics\n", gpu->props.deviceName,

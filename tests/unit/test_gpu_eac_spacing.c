@@ -5,8 +5,9 @@
  * extremes, noise, clusters, narrow noise, one outlier) and on crops of a grey map and a normal map;
  * the validation layer (KILN_VK_VALIDATION=1) reports nothing. eac_flat_channels_exact: the tie pruning of
  * flat and near-flat channels (every pruning, every quality, ETC2 RGBA whole and its alpha). (The second
- * design enc_eac_max.comp and its test eac_max_design_exact were removed: slower on the H100.) Skipped
- * without a Vulkan device. */
+ * design enc_eac_max.comp and its test eac_max_design_exact were removed: slower on the H100.) Every pruning
+ * runs with enc_eac.comp's default bits 4.. (helper eacn: the 8-window base masks, rank sort, lazy DP; the FIVE
+ * prunings 1 / 3 keep their interval path). Skipped without a Vulkan device. */
 #include "support.h"
 #include "gpu/gpu.h"
 

@@ -267,6 +267,9 @@ static void bc4_max_adversarial_identical(void **state)
         setenv("KILN_GPU_BC4_MAX", designs[dz].design, 1);
         if (designs[dz].cap) setenv("KILN_GPU_BC4_POOL_CAP", designs[dz].cap, 1);
         if (designs[dz].split) setenv("KILN_GPU_BC4_SPLIT", designs[dz].split, 1);
+        /* (the small stack also without 16-bit floats: the integer cell bound and pre-pass of devices without
+         * shaderFloat16; the default has them where the device does, as lavapipe; helper bc4n) */
+        if (designs[dz].cap) setenv("KILN_GPU_BC4_F16", "0", 1);
         for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)
             for (int i = 0; i < nimg; i++) {
                 if (!designs[dz].all && i > 0) continue;
@@ -283,6 +286,7 @@ static void bc4_max_adversarial_identical(void **state)
         unsetenv("KILN_GPU_BC4_MAX");
         unsetenv("KILN_GPU_BC4_POOL_CAP");
         unsetenv("KILN_GPU_BC4_SPLIT");
+        unsetenv("KILN_GPU_BC4_F16");
     }
     /* float source (the host prepares the channel bytes): SNORM from -1.5 .. 2 (clamped), exact -1 / 1 */
     kiln_image f32;
@@ -696,7 +700,8 @@ static void bc1_cf3_variants_identical(void **state)
     /* 128 and up (helper bc1split): 128 = search and refine passes, 256 = texels from the source buffer,
      * 512 = two entries per iteration, 1024 = (with 128) one refine invocation per candidate, 2048 = rounding
      * by adding 1.5 * 2^23, 4096 = no penalty loads in the search, 16384 (with 512) = four entries per iteration
-     * (the values 2, 4, 8, 16, 64 and 8192 were removed with their shader code: helper bc1k, 2026-11-26) */
+     * (the values 2, 4, 8, 16, 64 and 8192 were removed with their shader code: helper bc1k, 2026-11-26; 8, 16, 64
+     * and 8192 name other variants since helper bc1n, 2026-11-27: bc1_cf3_tie_order_fast_bits) */
     static const uint32_t opts[] = {0, 1, 32, 33, 128, 289, 417, 673, 1185, 1441, 1952, 2465, 7585, 24481};
     for (size_t oi = 0; oi < sizeof opts / sizeof opts[0]; oi++) {
         const uint32_t opt = opts[oi];
@@ -767,8 +772,9 @@ static void bc1_cf3_variants_identical(void **state)
  * steps) alone on top of 24481 (with KILN_TEST_BC1_FULL=1), and together with bits 25 (the classify pass's list, helper
  * bc1m) and 27 (the max default 176118689, also at high; the high default 33578913 at max too; one pass with `* one`
  * products), and the defaults, give the CPU's bytes on the tie blocks, real crops, adversarial, near-flat and 16-bit
- * sources; bit 15 and the removed bits (1-4, 6, 13, 23, 24, 28, 30; helpers bc1k, bc1m; bit 26 is the host's) are
- * refused. */
+ * sources; bit 15 and the removed bits (1, 2, 24, 28, 30; helpers bc1k, bc1m, bc1n; bit 26 is the host's) are
+ * refused. Bits 3, 4, 6, 13, 23 name helper bc1n's variants since 2026-11-27 (in the defaults below and the variants
+ * 184515577, 33578937, 150961016). */
 static const uint8_t k_tie_blocks[6][16][3] = {
     {{201, 56, 24}, {201, 56, 24}, {231, 94, 1}, {74, 110, 173}, {231, 94, 1}, {231, 94, 1}, {231, 94, 1}, {231, 94, 1},
      {201, 56, 24}, {231, 94, 1}, {231, 94, 1}, {201, 56, 24}, {201, 56, 24}, {201, 56, 24}, {231, 94, 1}, {231, 94, 1}},
@@ -839,9 +845,12 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
      * the GPU encodes, the search and the refine pass run over the list; here at high too); 33578913 = 24481 + bit 25
      * (the high default, here at max too: the list with one refine invocation per candidate); 142564128 = one pass (no
      * split, no list), fm products with `* one`. (The defaults' pipelines are the ones the defaults below use.) */
+    /* Helper bc1n (2026-11-27): 184515577 = 176118689 + bits 3, 4, 6, 13, 23 (the max default since), 33578937 = 33578913
+     * + bits 3, 4 (the high default since), 150961016 = 142564128 + bits 3, 4, 6, 13, 23 (one pass: finish_block's
+     * channel_step and scoring with them). */
     static const uint32_t opts[] = {24481,          24481 + 65536,   24481 + 131072,  24481 + 262144,
                                     24481 + 524288, 24481 + 1048576, 24481 + 2097152, 24481 + 4194304,
-                                    176118689,      33578913,        142564128};
+                                    184515577,      33578937,        150961016};
     for (size_t oi = 0; oi < sizeof opts / sizeof opts[0]; oi++) {
         /* lavapipe time: the default, and the combinations, whose bits 16-22 on top of 24481 include every single
          * bit's code (each bit alone: KILN_TEST_BC1_FULL=1) */
@@ -899,7 +908,8 @@ static void bc1_cf3_tie_order_fast_bits(void **state)
     free(d);
     unsetenv("KILN_GPU_CF_OPT");
     unsetenv("KILN_GPU_CF_DESIGN");
-    /* the defaults (no variables; high 24481 + bit 25, max 176118689 = 8347553 + bits 25, 27 - bit 10 for BC1, BC1a and BC3):
+    /* the defaults (no variables; high 24481 + bits 3, 4, 25, max 184515577 = 8347553 + bits 3, 4, 6, 13, 23, 25, 27 - bit 10
+     * for BC1, BC1a and BC3):
      * the tie blocks, and the crops, adversarial (flat blocks: not listed) and near-flat images at max */
     for (int i = 0; i < n; i++)
         for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++)

@@ -7,6 +7,9 @@
  *     at once (BC formats sharing one upload, a format with a synchronous GPU encoder or none, an
  *     uncompressed one), with and without KILN_ENCODE_BATCH_SPLIT (CPU + GPU), equals kiln_encode
  *     on the CPU for every image and format; and on a CPU-only context;
+ *   - several small images of one width stacked into one job (KILN_RING_PACK), in the BC and the ETC / EAC
+ *     rings, 8-bit (blocks the CPU encodes: cluster-fit fallbacks, crafted EAC blocks) and float sources, alone
+ *     and split (the CPU side takes images from the back of the queue): the CPU's bytes;
  *   - bad arguments; the validation layer reports nothing.
  * Skipped when there is no Vulkan device. */
 #include "support.h"
@@ -239,8 +242,8 @@ static void batch_formats_and_split(void **state)
     check_batch(fx, fx->gpu, ep, nf, KILN_ENCODE_BATCH_SPLIT, "batch, split");
     unsetenv("KILN_GPU_BATCH_BYTES");
     check_batch(fx, fx->gpu, ep, 2, KILN_ENCODE_BATCH_SPLIT, "batch, split, default batches");
-    /* the CPU side dropping out after its second image (any GPU rate exceeds a lead of 0) and running at the
-     * lowest priority: the GPU side takes every image left, the bytes stay the CPU's */
+    /* the CPU side dropping out once the GPU side's pace is known (any GPU rate exceeds a lead of 0) and running
+     * at the lowest priority: the GPU side takes every image left, the bytes stay the CPU's */
     setenv("KILN_SPLIT_GPU_LEAD", "0", 1);
     setenv("KILN_SPLIT_NICE", "19", 1);
     check_batch(fx, fx->gpu, ep, nf, KILN_ENCODE_BATCH_SPLIT, "batch, split, CPU side drops out");
@@ -256,6 +259,65 @@ static void batch_formats_and_split(void **state)
     assert_int_equal(kiln_encode_batch(fx->gpu, fx->img, NIMG, &bc2, 1, 0, out), KILN_ERR_UNSUPPORTED);
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
     assert_int_equal(kiln__gpu_validation_messages(fx->autox), 0);
+}
+
+/* Images of one width (36: a partial block column) and heights that end a job's stack (7, 9: not a multiple of
+ * 4) or not, through jobs of 4 images at most and 7 block rows (KILN_GPU_BATCH_BYTES; an image may also span
+ * two jobs): every format's bytes the CPU's, alone and split. */
+static void packed_jobs(void **state)
+{
+    fixture *fx = *state;
+    if (!fx->gpu) skip();
+    enum { NP = 12 };
+    static const uint32_t hs[NP] = {8, 12, 7, 20, 4, 16, 9, 8, 24, 4, 12, 5};
+    /* per source type, formats whose pipelines the tests above made (lavapipe with the validation layer takes a
+     * second or two a new pipeline): u8 the cluster fit's fallback word a block (blocks flagged), BC3, EAC's CPU
+     * fix-ups (crafted blocks); f32 prepared words (BC1's two, BC4's one), EAC from int32 targets. The split for
+     * the first and the last format of each. */
+    enum { NF = 3 };
+    static const kiln_format fmts[2][NF] = {{KILN_FORMAT_BC1_RGBA_UNORM, KILN_FORMAT_BC3_UNORM, KILN_FORMAT_EAC_R11_UNORM},
+                                            {KILN_FORMAT_BC1_RGB_UNORM, KILN_FORMAT_BC4_UNORM, KILN_FORMAT_EAC_R11_UNORM}};
+    static const kiln_quality qs[2][NF] = {{KILN_QUALITY_HIGH, KILN_QUALITY_FAST, KILN_QUALITY_FAST},
+                                           {KILN_QUALITY_FAST, KILN_QUALITY_NORMAL, KILN_QUALITY_FAST}};
+    kiln_image img[NP];
+    kt_rng rng;
+    kt_rng_seed(&rng, 11);
+    setenv("KILN_RING_PACK", "4", 1);
+    setenv("KILN_GPU_BATCH_BYTES", "4096", 1);
+    for (int type = 0; type < 2; type++) {
+        for (int i = 0; i < NP; i++) {
+            if (type == 0) {
+                assert_int_equal(kiln_image_alloc(NULL, &img[i], 36, hs[i], KILN_PIXEL_U8), KILN_OK);
+                img[i].channels = 4;
+                kt_fill_crafted_blocks(img[i].pixels, 36, hs[i], &rng);
+            } else {
+                random_image(&rng, 36, hs[i], KILN_PIXEL_F32, 1, &img[i]);
+            }
+        }
+        for (uint32_t f = 0; f < NF; f++)
+            for (uint32_t flags = 0; flags <= (f == 0 || f == NF - 1 ? KILN_ENCODE_BATCH_SPLIT : 0u); flags += KILN_ENCODE_BATCH_SPLIT) {
+                kiln_encode_params ep;
+                kiln_encode_params_init(&ep, fmts[type][f], qs[type][f]);
+                kiln_texture out[NP];
+                kiln_status st = kiln_encode_batch(fx->gpu, img, NP, &ep, 1, flags, out);
+                if (st != KILN_OK) fail_msg("packed %s: %s", fname(fmts[type][f]), kiln_last_error(fx->gpu));
+                for (int i = 0; i < NP; i++) {
+                    kiln_texture ref;
+                    assert_int_equal(kiln_encode(fx->cpu, &img[i], &ep, &ref), KILN_OK);
+                    size_t a = 0, b = 0;
+                    const uint8_t *pa = kiln_texture_image(&out[i], 0, 0, 0, &a), *pb = kiln_texture_image(&ref, 0, 0, 0, &b);
+                    if (a != b || memcmp(pa, pb, a))
+                        fail_msg("packed %s %s%s: image %d (36x%u) differs from the CPU", type ? "f32" : "u8", fname(fmts[type][f]),
+                                 flags ? " split" : "", i, hs[i]);
+                    kiln_texture_free(&ref);
+                    kiln_texture_free(&out[i]);
+                }
+            }
+        for (int i = 0; i < NP; i++) kiln_image_free(&img[i]);
+    }
+    unsetenv("KILN_RING_PACK");
+    unsetenv("KILN_GPU_BATCH_BYTES");
+    assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
 static void bad_arguments(void **state)
@@ -288,6 +350,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pipelined_equals_sync),
         cmocka_unit_test(batch_formats_and_split),
+        cmocka_unit_test(packed_jobs),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(validation_layer_ran),
     };
