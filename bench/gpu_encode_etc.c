@@ -11,7 +11,7 @@
  * --cpu-size (default 512) for the CPU encoder (its exact search runs at ~0.1 Mpix/s per thread).
  * Kernel time comes from Vulkan timestamps around the dispatch (kiln_last_gpu_ms): minimum and median of R
  * runs after a warm-up; "wall" is the whole kiln_encode_image call (upload, kernel, download), median.
- * kiln's EAC design runs with both pruning variants (prune2 / prune5: KILN_GPU_EAC_PRUNE). ETC2 RGB / RGBA fast:
+ * kiln's EAC design runs once (its default: the spacing bound at high / max). ETC2 RGB / RGBA fast:
  * the kernel time is the GPU's ETC1 / planar pass; "wall" includes the CPU re-encode of the blocks the
  * shader flags for T / H. ETC2 RGB / RGBA normal..max and RGB A1 (every quality): the kernel time sums the
  * ETC1-modes + planar submission and the T / H pass (gpu_etc2_th.c), plus the EAC alpha pass for RGBA;
@@ -49,9 +49,6 @@ static int tile(kiln_context *ctx, const kiln_image *src, uint32_t w, uint32_t h
 static void run_gpu(kiln_context *g, kiln_context *c, const kiln_image *img, const kiln_image *crop, kiln_format f,
                     const char *fname, int strategy, int preload, kiln_quality q, int runs, int eac)
 {
-    /* kiln design: preload selects the pruning instead (0 = two conditions, 1 = five; high / max with the
-     * spacing bound, as gpu_encode_etc.c's default) */
-    setenv("KILN_GPU_EAC_PRUNE", q >= KILN_QUALITY_HIGH ? (!strategy && preload ? "3" : "2") : (!strategy && preload ? "1" : "0"), 1);
     static const char *qn[] = {"fast", "normal", "high", "max"};
     kiln_encode_params ep;
     kiln_encode_params_init(&ep, f, q);
@@ -90,7 +87,7 @@ static void run_gpu(kiln_context *g, kiln_context *c, const kiln_image *img, con
     free(gb), free(cb);
     double px = (double)img->width * img->height;
     printf("| %s | %s%s | %s | %ux%u | %.3f | %.3f | %.1f | %.1f | %s |\n", fname, strategy ? "seed" : "kiln",
-           strategy ? (preload ? " preload" : " direct") : (!eac ? "" : preload ? " prune5" : " prune2"), qn[q], img->width, img->height, k[0], k[runs / 2],
+           strategy ? (preload ? " preload" : " direct") : "", qn[q], img->width, img->height, k[0], k[runs / 2],
            px / (k[0] * 1e-3) / 1e6, wall[runs / 2], same);
     free(buf), free(k), free(wall);
 }
@@ -186,8 +183,7 @@ int main(int argc, char **argv)
         const int eac = i < 4, a1 = i == 7;
         for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
             if (only_q < 0 || only_q == q)
-                for (int pr = 0; pr <= eac; pr++)
-                    run_gpu(g, c, a1 ? &abig : &big, a1 ? &acrop : &crop, fmts[i].f, fmts[i].name, 0, pr, (kiln_quality)q, runs, eac);
+                run_gpu(g, c, a1 ? &abig : &big, a1 ? &acrop : &crop, fmts[i].f, fmts[i].name, 0, 0, (kiln_quality)q, runs, eac);
         if (eac && i < 3 && !no_seed) {
             run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, 1, KILN_QUALITY_MAX, runs < 3 ? runs : 3, 1);
             run_gpu(g, c, &mid, &crop, fmts[i].f, fmts[i].name, 1, 0, KILN_QUALITY_MAX, runs < 3 ? runs : 3, 1);

@@ -1,7 +1,7 @@
 #version 450
 // enc_bc4_h.comp - enc_bc4.comp's BC4 / BC5 max pre-pass (MAX_LIST) with the heuristic's pair errors on two texels
 // at once in 16-bit floats (enc_bc4.glsl BC4_PAIR_HALF; helper bc4n): the host's choice where the device has
-// shaderFloat16 (KILN_GPU_BC4_PRE_HALF=0: enc_bc4.comp)
+// shaderFloat16 (without it, or with KILN_GPU_BC4_F16=0: enc_bc4.comp)
 #include "enc_bc_common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 layout(local_size_x_id = 0) in;

@@ -420,7 +420,9 @@ static int batch_next(void *user, const kiln_image **img, uint8_t **dst)
 
 /* A CPU side that is more than this many times slower than the GPU side drops out (3; KILN_SPLIT_GPU_LEAD
  * overrides it for tests and bench/): measured on the H200 (docs/PERFORMANCE.md, 2026-11-27), a CPU side 3.3x
- * slower than the GPU side gained nothing (bc1 fast, 256 images of 512^2), 5.5x slower it cost 10 % (etc1 fast). */
+ * slower than the GPU side gained nothing (bc1 fast, 256 images of 512^2), 5.5x slower it cost 10 % (etc1 fast).
+ * Without it (the end-time rule alone; H100 2026-11-27 14:46 UTC, 256 x 512^2, min ms r1 / r2) `both` was 13.3 / 13.9
+ * against 12.1 / 11.8 at bc4 normal and 18.4 / 19.1 against 17.0 / 16.8 at bc1 normal (bc1 and etc1 fast: even). */
 static double split_gpu_lead(void)
 {
     const char *e = getenv("KILN_SPLIT_GPU_LEAD");
@@ -520,6 +522,46 @@ static int split_nice(void)
     return 10;
 }
 
+/* The batch's output textures, allocated over the context's threads: their zeroing (calloc) and first page faults
+ * took 8-10 ms on one thread for 256 textures of 512^2 at BC1 (H100 2026-11-27 14:02 UTC, a third of the GPU side's
+ * batch), 0.4-1.0 ms so. On a failure they are made again on the calling thread, for its message. */
+typedef struct batch_alloc_job {
+    kiln_texture *out;
+    const kiln_image *images;
+    const kiln_format_info *const *fis;
+    uint32_t nformats;
+    atomic_int failed;
+} batch_alloc_job;
+
+static void batch_alloc_range(void *user, size_t begin, size_t end, uint32_t worker)
+{
+    (void)worker;
+    batch_alloc_job *a = user;
+    for (size_t t = begin; t < end && !atomic_load(&a->failed); t++)
+        if (kiln_texture_alloc(NULL, &a->out[t], a->fis[t % a->nformats]->format, a->images[t / a->nformats].width,
+                               a->images[t / a->nformats].height, 1, 1, 1) != KILN_OK)
+            atomic_store(&a->failed, 1);
+}
+
+static kiln_status batch_alloc(kiln_context *ctx, const kiln_image *images, const kiln_format_info *const *fis,
+                               uint32_t nformats, size_t ntex, kiln_texture *out)
+{
+    if (ntex > 1) {
+        batch_alloc_job a = {out, images, fis, nformats, 0};
+        atomic_init(&a.failed, 0);
+        kiln_status st = kiln__parallel_for(ctx, ntex, 8, batch_alloc_range, &a);
+        if (st == KILN_OK && !atomic_load(&a.failed)) return KILN_OK;
+        for (size_t t = 0; t < ntex; t++) kiln_texture_free(&out[t]);
+        memset(out, 0, ntex * sizeof *out);
+        if (st != KILN_OK) return st;
+    }
+    kiln_status st = KILN_OK;
+    for (size_t t = 0; t < ntex && st == KILN_OK; t++)
+        st = kiln_texture_alloc(ctx, &out[t], fis[t % nformats]->format, images[t / nformats].width, images[t / nformats].height,
+                                1, 1, 1);
+    return st;
+}
+
 kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint32_t count,
                               const kiln_encode_params *params, uint32_t nformats, uint32_t flags, kiln_texture *out)
 {
@@ -541,9 +583,11 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
     for (uint32_t i = 0; i < count; i++) KILN_TRY(check_image(ctx, &images[i]));
 
     kiln_status st = KILN_OK;
-    for (size_t t = 0; t < ntex && st == KILN_OK; t++)
-        st = kiln_texture_alloc(ctx, &out[t], fis[t % nformats]->format, images[t / nformats].width,
-                                images[t / nformats].height, 1, 1, 1);
+    const char *trace = getenv("KILN_RING_TRACE");
+    const int tracing = trace && (trace[0] == '1' || trace[0] == '2');
+    const double t_call = tracing ? split_now_ms() : 0.0;
+    double t_alloc = 0.0, t_probe = 0.0, t_ring = 0.0;
+    st = batch_alloc(ctx, images, fis, nformats, ntex, out);
     batch_run *b = st == KILN_OK ? kiln__malloc(ctx, sizeof *b) : NULL;
     if (st == KILN_OK && !b) st = KILN_ERR_OUT_OF_MEMORY;
     if (b) {
@@ -559,6 +603,7 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
         atomic_init(&b->gpu_images, 0u);
         b->t0 = split_now_ms();
     }
+    if (tracing) t_alloc = split_now_ms();
     /* which formats take the pipelined GPU path: every image must be accepted */
     kiln_status gst = KILN_OK;
     if (st == KILN_OK && count && kiln__gpu_wanted(ctx, &gst)) {
@@ -587,6 +632,7 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
         st = kiln__context_create_nice(&cp, b->cpu_nice, &b->cpu);
         if (st != KILN_OK) st = kiln__fail(ctx, st, "kiln_encode_batch: cannot create the CPU side's context");
     }
+    if (tracing) t_probe = split_now_ms();
     if (st == KILN_OK && b->nring) {
         pthread_t th;
         int threaded = 0;
@@ -642,10 +688,15 @@ kiln_status kiln_encode_batch(kiln_context *ctx, const kiln_image *images, uint3
             }
         }
     }
+    if (tracing) t_ring = split_now_ms();
     if (b) {
         if (b->cpu) kiln_context_free(b->cpu);
         free(b);
     }
+    if (tracing)
+        fprintf(stderr, "kiln batch (%u images x %u formats): %.2f ms: outputs %.2f, probes and CPU side's context %.2f, ring (and "
+                        "split) %.2f, other formats and the rest %.2f\n", count, nformats, split_now_ms() - t_call, t_alloc - t_call,
+                t_probe - t_alloc, t_ring - t_probe, split_now_ms() - t_ring);
     if (st == KILN_OK) ctx->last_gpu_ms = gpu_sum;
     if (st != KILN_OK)
         for (size_t t = 0; t < ntex; t++) kiln_texture_free(&out[t]);

@@ -95,9 +95,11 @@
 /* with the split (helper bc4n), added to the step-1 and search kernels' default options (KILN_GPU_BC4_POOL_OPT
  * replaces them): bit 31, the cell's entry ranges without a branch on the mode; where the device has shaderFloat16
  * (device_has_f16, which vk_device.c enables; KILN_GPU_BC4_F16=0 turns it off) bit 29, the cell bound in 16-bit floats,
- * two values an operation and four an iteration (enc_bc4_max_pool_h.comp); and the pre-pass's heuristic with its pair
+ * two values an operation (enc_bc4_max_pool_h.comp; four values an iteration then, all 16 at once since helper bc4t,
+ * below); and the pre-pass's heuristic with its pair
  * errors on two texels an operation in 16-bit floats, its local search skipping the pairs of its last two windows
- * (enc_bc4_h.comp; KILN_GPU_BC4_PRE_HALF=0: enc_bc4.comp's integers, as without shaderFloat16).
+ * (enc_bc4_h.comp; without shaderFloat16 or with KILN_GPU_BC4_F16=0: enc_bc4.comp's integers; the knob
+ * KILN_GPU_BC4_PRE_HALF=0, enc_bc4.comp's pre-pass with the 16-bit search, was removed by helper bc4t).
  * `gpu_encode --size 4096 --formats bc4 --qualities max --strategies kiln --runs 5 --no-cpu`, kernel min ms, every
  * row its own process, two rounds. H200 2026-11-27 11:13 UTC: the former default 7.548, 7.511; bit 31 7.438, 7.404;
  * the 16-bit bound (two values an iteration) 7.462, 7.449; the 16-bit pre-pass 6.780, 6.799 (pre-pass + step 1 alone
@@ -108,7 +110,20 @@
  * 6.676, 6.670; bc5 14.33, 14.34 -> 12.39, 12.39 and bc4-snorm 10.20 -> 7.08, 7.06 (two values an iteration). */
 #define KILN_EBC_BC4_LIST_OPT 0x80000000u
 #define KILN_EBC_BC4_F16_BOUND 0x20000000u
-#define KILN_EBC_BC4_PRE_HALF 1
+/* with bit 29 (helper bc4t): bit 30, the cell bounded without a branch (the clip's and the spacing bound's tests after
+ * the cell bound), while bit 29's bound takes all 16 value slots at once (no early stop, no loop). H100 2026-11-27
+ * 14:16 UTC (`gpu_encode --size 4096 --formats F --qualities max --strategies kiln --runs 5 --no-cpu`, kernel min ms,
+ * every row its own process, two rounds): bc4 main 5.779, 5.786 -> 4.657, 4.640 (16 values at once alone 5.196,
+ * 5.197; bit 30 alone 5.387, 5.391); bc5 11.09 -> 8.69, bc4-snorm 6.44 -> 5.33. Losers (removed): eight values an
+ * iteration 5.483, 5.466; the entries' min as a tree 5.770, 5.775; (C, W) of an entry in one register 5.652, 5.687
+ * (nothing with the winner: 4.641, 4.641); two cells an invocation a round 5.786, 5.789 (4.991, 5.023 with the
+ * winner: more walks, 83 registers). As the built-in default, H100 14:44 UTC: bc4 main 5.784, 5.761 -> 4.633, 4.619;
+ * bc5 8.70, bc4-snorm 5.33 (main 11.09 / 6.44 at 14:16). */
+#define KILN_EBC_BC4_BRANCH_FREE 0x40000000u
+/* without shaderFloat16 (KILN_GPU_BC4_F16=0; helper bc4t): bit 30 too, and bit 20, the integer bound over all 16 value
+ * slots without the early stop. H100 2026-11-27 14:31 UTC, same command, bc4: 7.670 -> 7.027 (bit 30) -> 6.317 (bits 30
+ * + 20); as the built-in default at 14:44 UTC: 7.473 -> 6.157 */
+#define KILN_EBC_BC4_INT_ALL 0x100000u
 /* The cluster-fit shader: 1 = enc_bc1_cf.comp (candidates refined on one invocation each), 2 =
  * enc_bc1_cf2.comp (texel loads, ranks, prefix sums and the refinement's scoring / channel steps
  * split over the block's invocations); KILN_GPU_CF_DESIGN=1 or 2 overrides it. H100 2026-11-25, 2048^2
@@ -658,7 +673,6 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                 }
                 const char *diag = getenv("KILN_GPU_BC4_POOL_DIAG"); /* bench: 1 = no search (wrong bytes) */
                 if (diag && strcmp(diag, "1") == 0) ps->spec[4] |= 16384u;
-                if (diag && strcmp(diag, "2") == 0) ps->spec[4] |= 32768u;
                 /* KILN_GPU_BC4_POOL_OPT (bench, tests; helper bc4max): the shader's option bits 16+
                  * (enc_bc4_max_pool.comp), replacing the default KILN_EBC_BC4_POOL_OPT */
                 const char *popt = getenv("KILN_GPU_BC4_POOL_OPT");
@@ -694,10 +708,12 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                     const char *f16e = getenv("KILN_GPU_BC4_F16");
                     const int f16 = device_has_f16(gpu) && !(f16e && f16e[0] == '0');
                     if (!(popt && popt[0])) {
-                        pool.spec[4] |= KILN_EBC_BC4_LIST_STACK16 | KILN_EBC_BC4_LIST_OPT;
+                        pool.spec[4] |= KILN_EBC_BC4_LIST_STACK16 | KILN_EBC_BC4_LIST_OPT | KILN_EBC_BC4_BRANCH_FREE;
                         if (f16) {
                             pool.spec[4] |= KILN_EBC_BC4_F16_BOUND;
                             pool.shader = "enc_bc4_max_pool_h";
+                        } else {
+                            pool.spec[4] |= KILN_EBC_BC4_INT_ALL;
                         }
                     }
                     if (!(wg && wg[0])) pool.local = KILN_EBC_BC4_LIST_WG;
@@ -709,8 +725,7 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                     ps->spec[2] = u8 ? 1u : 0u;
                     ps->spec[3] = 1u;
                     ps->spec[4] = 1u; /* MAX_LIST */
-                    const char *preh = getenv("KILN_GPU_BC4_PRE_HALF"); /* 0: enc_bc4's integer pre-pass (bench) */
-                    if (KILN_EBC_BC4_PRE_HALF && f16 && !(preh && preh[0] == '0')) ps->shader = "enc_bc4_h";
+                    if (f16) ps->shader = "enc_bc4_h";
                     ps->local = KILN_EBC_LOCAL;
                     ps->per_task = 1;
                     ps->tasks_per_block = pool.tasks_per_block;

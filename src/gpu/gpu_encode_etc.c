@@ -2,9 +2,9 @@
  *
  * Done: EAC R11 / RG11 (unsigned and signed) in two designs, selected by params->gpu_strategy:
  *   0 (kiln)  shaders/enc_eac.comp: bit-identical to the CPU encoder (src/codec/eac_enc.c) at every
- *             quality, tie-breaking included; 4 blocks per workgroup of 64, a lane per table, exact
- *             pruning (two conditions; KILN_GPU_EAC_PRUNE=1 the CPU's five, 2 / 3 the same plus a
- *             spacing bound: a specialisation constant that bench/ compares); the few jobs whose CPU
+ *             quality, tie-breaking included; 4 blocks per workgroup of 64, 16 lanes per block, exact
+ *             pruning (base masks over pixel windows, plus at high / max a spacing bound:
+ *             KILN_GPU_EAC_PRUNE=0 turns it off, see eac_kiln_shader); the few jobs whose CPU
  *             range estimate sits exactly on a double rounding boundary are flagged by the shader and
  *             re-encoded here on the CPU (see enc_etc_eac.glsl and enc_eac.comp). (The opt-in second
  *             design enc_eac_max.comp, 2.4x slower on the H100, was removed: see eac_kiln_shader.)
@@ -243,29 +243,22 @@ static kiln_status check_int64(kiln_context *ctx, kiln_gpu *gpu)
 }
 
 /* kiln's EAC design (strategy 0): the shader and its specialisation constant 3 (PRUNE) for a quality:
- * enc_eac.comp; bit 0 the CPU's five conditions, bit 1 the spacing bound, bit 2 POOL (the (table, multiplier)
- * pairs of a job to whichever of its lanes is free), bit 3 LB (the nearest-representable-value lower bound:
- * ties cut at it). Default (helper eacm, H100 2026-11-27): 2 | 4 | 8 at every quality (the shader applies the
- * spacing bound at high and max only: one pipeline per kind; R11 max 77.4 -> 62.3 ms, RG11 max 179.9 -> 127.5
- * at 4096^2, same bytes). KILN_GPU_EAC_PRUNE=0..3 replaces bits 0 and 1, KILN_GPU_EAC_OPT=0..3 bits 2 and 3
- * (PRUNE=0 with OPT=0: the search structure before). Helper eacn (2026-11-27): bits 4..8 (MCT, RSORT, DPLAZY, MASK,
- * DPRCP: see enc_eac.comp) on by default, KILN_GPU_EAC_X=N replaces them (0: the search as in 410df61; bit 5 of N,
- * i.e. spec bit 9, is a profiling aid that skips the exact search); KILN_GPU_EAC_OPT now keeps them. The second design,
- * enc_eac_max.comp (helper eacmax: the exact search spread evenly over the workgroup's lanes), ran 2.4x
- * slower on the H100 (2026-11-26 08:40 UTC: R11 max 181.1 vs 76.6 ms) and was removed (helper bc4k,
- * 2026-11-26: one shader and its test fewer in CI). */
+ * enc_eac.comp (one search: the (table, multiplier) units of a job to whichever of its lanes is free, the
+ * lb0 tie cut, candidate bases as masks over 16 pixel windows; helpers eacm, eacn, eacp), bit 1 the spacing
+ * bound (the shader applies it at high and max only: one pipeline per kind). Default 2.
+ * KILN_GPU_EAC_PRUNE=0..3 sets bit 1 from its bit 1 (0 / 1: without the spacing bound; the five-condition
+ * search of 1 / 3 was removed by helper eacp); KILN_GPU_EAC_PROF=1 sets bit 9, a profiling aid that skips the
+ * exact search (the blocks of the estimate: not exact). The second design, enc_eac_max.comp (helper eacmax: the
+ * exact search spread evenly over the workgroup's lanes), ran 2.4x slower on the H100 (2026-11-26 08:40 UTC:
+ * R11 max 181.1 vs 76.6 ms) and was removed (helper bc4k, 2026-11-26: one shader and its test fewer in CI). */
 static const char *eac_kiln_shader(int quality, uint32_t *spec3)
 {
     (void)quality;
-    uint32_t s = 2u | 4u | 8u | (31u << 4);
+    uint32_t s = 2u;
     const char *pr = getenv("KILN_GPU_EAC_PRUNE");
-    if (pr && pr[0] >= '0' && pr[0] <= '3') s = (s & ~3u) | (uint32_t)(pr[0] - '0');
-    const char *op = getenv("KILN_GPU_EAC_OPT");
-    if (op && op[0] >= '0' && op[0] <= '3') s = (s & ~12u) | (uint32_t)(op[0] - '0') << 2;
-    /* helper eacn: KILN_GPU_EAC_X=N (decimal) replaces bits 4.. (enc_eac.comp: 1 MCT, 2 RSORT, 4 DPLAZY, 8 MASK,
-     * 16 DPRCP, 32 profiling: no exact search) */
-    const char *xo = getenv("KILN_GPU_EAC_X");
-    if (xo && xo[0] >= '0' && xo[0] <= '9') s = (s & 15u) | ((uint32_t)strtoul(xo, NULL, 10) << 4);
+    if (pr && pr[0] >= '0' && pr[0] <= '3') s = (uint32_t)(pr[0] - '0') & 2u;
+    const char *pf = getenv("KILN_GPU_EAC_PROF");
+    if (pf && pf[0] == '1') s |= 512u;
     *spec3 = s;
     return "enc_eac";
 }

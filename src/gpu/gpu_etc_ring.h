@@ -7,8 +7,7 @@
 
 #include "gpu/gpu_batch.h"
 
-/* formats of one ring call at most (gpu_encode_bc_ring.inc EBR_MAX_FMT) */
-#define KILN__GPU_RING_MAX_FMT 8
+/* KILN__GPU_RING_MAX_FMT (formats of one ring call at most) and the jobs' segments: gpu_batch.h */
 
 /* 1 when format is one of the ETC / EAC formats (the ones this ring may take). */
 int kiln__gpu_etc_ring_format(kiln_format format);

@@ -19,6 +19,7 @@ typedef struct kiln__ring_trace {
     uint64_t jobs, images, in_bytes, blocked; /* blocked: fence waits that found the job unfinished */
     double gpu_busy, gpu_kernel, gpu_gap, gpu_first, gpu_last; /* device ms; gpu_last: bottom of the last job */
     double gpu_bot_prev;  /* device ms of the previous job's bottom (-1: none) */
+    double blocks_ms;     /* part of copy-out: the blocks' copy alone (BC ring) */
 } kiln__ring_trace;
 
 static inline double kiln__ring_now_ms(void)
@@ -36,6 +37,7 @@ static inline void kiln__ring_trace_init(kiln__ring_trace *t)
     t->jobs = t->images = t->in_bytes = t->blocked = 0;
     t->gpu_busy = t->gpu_kernel = t->gpu_gap = t->gpu_first = t->gpu_last = 0.0;
     t->gpu_bot_prev = -1.0;
+    t->blocks_ms = 0.0;
     t->t0 = t->t_phase = t->on ? kiln__ring_now_ms() : 0.0;
 }
 
@@ -76,10 +78,11 @@ static inline void kiln__ring_trace_report(const kiln__ring_trace *t, const char
     fprintf(stderr,
             "kiln ring trace (%s, %u slots): %llu jobs, %llu images, %.1f MiB in, wall %.2f ms: next %.2f, prep %.2f, "
             "submit %.2f, wait %.2f (%llu blocked), copy-out %.2f, fallback %.2f; device busy %.2f (kernels %.2f), "
-            "idle between jobs %.2f, first top to last bottom %.2f ms\n",
+            "idle between jobs %.2f, first top to last bottom %.2f ms; blocks' copy %.2f ms\n",
             ring, slots, (unsigned long long)t->jobs, (unsigned long long)t->images, (double)t->in_bytes / 1048576.0, wall,
             t->ms[KRT_NEXT], t->ms[KRT_PREP], t->ms[KRT_SUBMIT], t->ms[KRT_WAIT], (unsigned long long)t->blocked,
-            t->ms[KRT_COPY], t->ms[KRT_FALLBACK], t->gpu_busy, t->gpu_kernel, t->gpu_gap, t->gpu_last - t->gpu_first);
+            t->ms[KRT_COPY], t->ms[KRT_FALLBACK], t->gpu_busy, t->gpu_kernel, t->gpu_gap, t->gpu_last - t->gpu_first,
+            t->blocks_ms);
 }
 
 #endif

@@ -263,7 +263,9 @@ static void batch_formats_and_split(void **state)
 
 /* Images of one width (36: a partial block column) and heights that end a job's stack (7, 9: not a multiple of
  * 4) or not, through jobs of 4 images at most and 7 block rows (KILN_GPU_BATCH_BYTES; an image may also span
- * two jobs): every format's bytes the CPU's, alone and split. */
+ * two jobs): every format's bytes the CPU's, alone and split. The u8 images through the rings' staged input
+ * (KILN_RING_STAGED=1: a host staging buffer copied before the kernels, gpu_ring_host.h; discrete devices stage
+ * prepared words and ETC1 fast), the f32 ones as the device does by default. */
 static void packed_jobs(void **state)
 {
     fixture *fx = *state;
@@ -285,6 +287,8 @@ static void packed_jobs(void **state)
     setenv("KILN_RING_PACK", "4", 1);
     setenv("KILN_GPU_BATCH_BYTES", "4096", 1);
     for (int type = 0; type < 2; type++) {
+        if (type == 0) setenv("KILN_RING_STAGED", "1", 1);
+        else unsetenv("KILN_RING_STAGED");
         for (int i = 0; i < NP; i++) {
             if (type == 0) {
                 assert_int_equal(kiln_image_alloc(NULL, &img[i], 36, hs[i], KILN_PIXEL_U8), KILN_OK);

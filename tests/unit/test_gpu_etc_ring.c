@@ -273,7 +273,9 @@ static void last_gpu_ms_sums_batch(void **state)
     setenv("KILN_RING_PACK", "1", 1);
     for (int f = 0; f < 3; f++) sums_for(fx, fmts[f], "ring");
     unsetenv("KILN_RING_PACK");
+    setenv("KILN_RING_STAGED", "1", 1); /* and through the staged upload (gpu_ring_host.h) */
     for (int f = 0; f < 3; f++) stacked_equals_cpu(fx, fmts[f]);
+    unsetenv("KILN_RING_STAGED");
     setenv("KILN_GPU_ETC_RING", "0", 1);
     for (int f = 0; f < 3; f++) sums_for(fx, fmts[f], "sync");
     unsetenv("KILN_GPU_ETC_RING");
