@@ -311,7 +311,7 @@ int main(int argc, char **argv)
                bc4max && bc4max[0] ? bc4max : "default", bc4wg && bc4wg[0] ? bc4wg : "default",
                bc4sp && bc4sp[0] ? bc4sp : "default");
         const char *eacp = getenv("KILN_GPU_EAC_PRUNE"); /* EAC kiln design pruning (enc_eac.comp PRUNE) */
-        printf("- EAC prune variant: %s\n", eacp && eacp[0] >= '0' && eacp[0] <= '3' && !eacp[1] ? eacp : "0 (default)");
+        printf("- EAC prune variant: %s\n", eacp && eacp[0] >= '0' && eacp[0] <= '3' && !eacp[1] ? eacp : "2 (default)");
         /* BC1/BC3 high/max cluster fit (helper bc1split): design, design-3 code variant, workgroup */
         const char *cfd = getenv("KILN_GPU_CF_DESIGN"), *cfo = getenv("KILN_GPU_CF_OPT"), *cfl = getenv("KILN_GPU_CF_LOCAL");
         printf("- BC1 cluster fit: design %s, KILN_GPU_CF_OPT %s, KILN_GPU_CF_LOCAL %s\n", cfd && cfd[0] ? cfd : "default",

@@ -14,14 +14,15 @@
 // exact integer arithmetic (see the flags in enc_etc_eac.glsl for the one case where the CPU's doubles can
 // round either way), the spacing bound's k-means DP (only where a job of the workgroup searches). The exact
 // search: the job's (table, multiplier) units go to its 16 lanes from a shared counter (the next unit to
-// whichever lane is free); per unit the candidate bases are taken 32 at a time as a bit mask over 16 pixel
-// windows in the evaluation order (the smallest target, the largest, the second smallest, ...): the extremes
-// need some level within sqrt(bound / their multiplicity), and of the other 14 pixels at most one may be
-// farther than sqrt(bound / 2) from every level (two such pixels alone exceed the bound); within the hull of
-// the extremes' windows. The windows are kept in base units (per bound, in shared memory) so that a level's
-// bits are one shift of the window's run of ones (wmask). Only the mask's bases are evaluated (increasing
-// base), the evaluation stops once the error exceeds the bound (tested every second pixel). Every rule is
-// exact AND keeps ties. The lanes' (error, (m, t, b)) minima are reduced in shared memory, and the block's
+// whichever lane is free); a unit is skipped by the gap bound (pairs of targets against the table's smallest
+// gap between levels) or the spacing bound, else its candidate bases are taken 32 at a time as a bit mask over
+// one window per distinct target (the smallest, the largest, then the others middle-out): a target of
+// multiplicity c >= 2 (and each extreme) needs some level within sqrt(bound / c), and of the single targets
+// at most one may be farther than sqrt(bound / 2) from every level (two such pixels alone exceed the bound);
+// within the hull of the extremes' windows. The windows are kept in base units (per bound, in shared memory)
+// so that a level's bits are one shift of the window's run of ones (wmask). Only the mask's bases are
+// evaluated (increasing base; the nearest level by three midpoint tests), the evaluation stops once the error
+// exceeds the bound (tested every second pixel). Every rule is exact AND keeps ties. The lanes' (error, (m, t, b)) minima are reduced in shared memory, and the block's
 // indices are chosen one pixel per lane.
 // Ties (issue #4): keeping ties makes flat and near-flat channels expensive (alpha 255 everywhere: hundreds
 // of (m, t, b) reach error 0, and the estimate finds none since its centred base overflows 255). Exact
@@ -36,7 +37,10 @@
 // conditions, lane = table, the window union) were removed by helper eacp, whose 16 windows at sqrt(bound / 2)
 // with one miss, per-job windows in base units (one shift per level), the pairwise exit test, the parallel lb0 and
 // block write, 32-bit divisions in the estimate and 32-bit alpha errors took it to 27.5-27.9 ms (main's binary
-// 42.4 in the same run; RG11 max 87.5 -> 57.1-57.7; same bytes; docs/PERFORMANCE.md).
+// 42.4 in the same run; RG11 max 87.5 -> 57.1-57.7; same bytes; docs/PERFORMANCE.md). Helper eac: the gap bound,
+// one window per distinct target (middle-out), the midpoint nearest level and less shared memory (the kernel
+// slows with every KB: the windows' targets by sorted position, lb0's terms in 32 bits, the estimated multiplier
+// beside the flag, the spans in bytes): see docs/PERFORMANCE.md.
 layout(local_size_x = 64) in;
 // The quality is a push constant (one pipeline for all four). PRUNE (specialisation constant 3): bit 1 = the
 // spacing bound (high and max only: at normal it costs more than it saves on the H100): a (table, multiplier)
@@ -47,9 +51,6 @@ layout(local_size_x = 64) in;
 layout(constant_id = 3) const int PRUNE = 0;
 const bool SPACING = (PRUNE & 2) != 0;
 const bool PROF_NOSEARCH = (PRUNE & 512) != 0;
-// The mask's pixel windows (helper eacp, H100 R11 max 4096^2: 8 windows 37.5 ms, 16 windows each at sqrt(bound)
-// 32.3, 16 with one miss at sqrt(bound / 2) 27.5-27.9; the job's windows rewritten on every drop of the bound 28.9).
-const int NWM = 16;
 
 #include "enc_etc_eac.glsl"
 
@@ -60,22 +61,24 @@ const uint64_t UMAX = 0xffffffffffffffffUL;
 shared int s_tgt[64];
 shared uint64_t s_err[64];
 shared uint s_key[64];
-shared uint s_amb[64];
+shared uint s_amb[64];    // each lane's (table's) ambiguity flag (bit 0) and estimated multiplier (bits 1..4); then the indices
 shared uint s_bound[4]; // per job: an upper bound of the best error found so far, in units of 2^BSHIFT
 shared uint s_zkey[4];  // per job: the smallest key found with error lb0 (0xffffffff: none yet)
 shared uint s_next[4];  // per job, the next (table, rank) unit of the exact search
-shared int s_estm[64];  // each lane's (table's) estimated multiplier
 shared int64_t s_ps[68];   // SPACING: per job, prefix sums of the sorted targets (17 each)
 shared uint64_t s_pq[68];  // SPACING: and of their squares
-shared double s_dp[128];   // SPACING: the DP's two rows (64 each: job slot * 16 + j - 1)
-shared double s_emin[32];  // SPACING: per job, emin[k] at slot * 8 + k - 1
-shared int s_msp[128];     // SPACING: per table t, at t * 8 + r - 2 (r = 2..8): the smallest span of r consecutive sorted modifiers
+shared float s_dp[128];    // SPACING: the DP's two rows (64 each: job slot * 16 + j - 1)
+shared float s_emin[32];   // SPACING: per job, emin[k] at slot * 8 + k - 1
+shared uint s_msp[32];     // per table t, byte r - 2 (r = 2..8) of words 2 t, 2 t + 1: the smallest span of r consecutive sorted modifiers
 shared int s_srt[64];      // each job's targets, sorted
 shared uint s_any;         // some job of the workgroup runs the exact search
 shared int s_ja[64];       // per job and window w, at slot * 16 + w: the lowest b + k_i in the window (see wmask)
 shared int s_jh[64];       // and 31 - the highest
 shared uint s_jwb[4];      // per job: the bound (units of 2^BSHIFT) its windows were computed for
-shared uint64_t s_d2[64];  // each lane's squared distance to the nearest representable value (lb0)
+shared uint s_d2[64];      // each lane's squared distance to the nearest representable value (lb0; < 2^30 + 1)
+shared uint s_dw[64];      // per job and window w, at slot * 16 + w: the sorted position of its target (bits 0..3),
+                           // the radius divisor (4..8: the multiplicity, 2 under the one-miss rule), 512 without that rule
+shared uint s_nw[4];       // per job, the number of windows (distinct targets)
 
 // Errors of the 11-bit kinds reach 2^58: the shared bound keeps them rounded up to 2^26 units (about
 // 1.6% of one squared 11-bit step), the 8-bit alpha exactly.
@@ -87,16 +90,26 @@ int fdivstep(int a) { return STEP == 1 ? a : (a >> 3); }
 int cdivstep(int a) { return STEP == 1 ? a : -((-a) >> 3); }
 
 // Error of base b with offsets off[], stopping once it exceeds limit, tested every second pixel (helper eacp:
-// H100 R11 max -6 %; the pixel loop written out: T is indexed by constants only).
+// H100 R11 max -6 %; the pixel loop written out: T is indexed by constants only). The nearest level by three
+// midpoint tests (helper eac: H100 R11 max -8 %, was a minimum over the 8 levels).
 uint64_t eval_b(int T[16], int b, int off[8], uint64_t limit)
 {
     int L[8];
     int c = STEP * b + C0;
-    for (int i = 0; i < 8; i++) L[i] = eac_level(c, off[i]);
     uint64_t e = 0;
-#define EVP2(p) e += eac_pixel_err(T[p], L) + eac_pixel_err(T[p + 1], L); if (e > limit) return e;
-    EVP2(0) EVP2(2) EVP2(4) EVP2(6) EVP2(8) EVP2(10) EVP2(12) EVP2(14)
-#undef EVP2
+    // the levels in increasing order (off[3] < off[2] < off[1] < off[0] < off[4] < ... < off[7]; clamping keeps
+    // the order), the nearest found by three midpoint tests (2 x against the sum of two neighbours; |x| < 2^28)
+    for (int i = 0; i < 8; i++) L[i] = eac_level(c, off[i < 4 ? 3 - i : i]);
+    const int p34 = L[3] + L[4], p12 = L[1] + L[2], p56 = L[5] + L[6];
+    const int p01 = L[0] + L[1], p23 = L[2] + L[3], p45 = L[4] + L[5], p67 = L[6] + L[7];
+#define EVS(p) { const int x = T[p], x2 = 2 * x; const bool h = x2 > p34, q = x2 > (h ? p56 : p12); \
+    const int lo = h ? (q ? L[6] : L[4]) : (q ? L[2] : L[0]), hi = h ? (q ? L[7] : L[5]) : (q ? L[3] : L[1]); \
+    const int ps = h ? (q ? p67 : p45) : (q ? p23 : p01); const uint d = uint(abs(x - (x2 > ps ? hi : lo))); \
+    e += uint64_t(d) * uint64_t(d); }
+#define EVS2(p) EVS(p) EVS(p + 1) if (e > limit) return e;
+    EVS2(0) EVS2(2) EVS2(4) EVS2(6) EVS2(8) EVS2(10) EVS2(12) EVS2(14)
+#undef EVS2
+#undef EVS
     return e;
 }
 
@@ -161,35 +174,45 @@ void job_window(uint slot, int w, int x, int R)
     s_jh[slot * 16u + uint(w)] = 31 - (wh >= VMAX ? (1 << 20) : fdivstep(wh - C0));
 }
 
+// Window w of a job at bound B: its target, with the radius of its multiplicity (or of the one-miss rule).
+void job_window_d(uint slot, uint w, uint64_t B)
+{
+    const uint dw = s_dw[slot * 16u + w];
+    job_window(slot, int(w), s_srt[slot * 16u + (dw & 15u)], win_radius(B, float((dw >> 4u) & 31u)));
+}
+
 // The spacing bound's emin[k] (SPACING, high / max), one column per lane; contains barriers (call in uniform flow).
-const double RCP[16] = double[16](0.0LF, 1.0LF, 1.0LF / 2.0LF, 1.0LF / 3.0LF, 1.0LF / 4.0LF, 1.0LF / 5.0LF, 1.0LF / 6.0LF, 1.0LF / 7.0LF,
-                                  1.0LF / 8.0LF, 1.0LF / 9.0LF, 1.0LF / 10.0LF, 1.0LF / 11.0LF, 1.0LF / 12.0LF, 1.0LF / 13.0LF,
-                                  1.0LF / 14.0LF, 1.0LF / 15.0LF);
+const float RCP[17] = float[17](0.0, 1.0, 1.0 / 2.0, 1.0 / 3.0, 1.0 / 4.0, 1.0 / 5.0, 1.0 / 6.0, 1.0 / 7.0, 1.0 / 8.0, 1.0 / 9.0,
+                                1.0 / 10.0, 1.0 / 11.0, 1.0 / 12.0, 1.0 / 13.0, 1.0 / 14.0, 1.0 / 15.0, 1.0 / 16.0);
+// The floats' relative error: the conversion of N, the reciprocal and the product (3 ulp), then at most 7 sums of
+// non-negative terms (7 ulp; Vulkan rounds float additions and products correctly): < 2^-20, covered by the factor
+// 1 - 2^-16 (helper eac: floats instead of doubles, 640 B less shared memory).
+const float EMIN_SAFE = 1.0 - 1.0 / 65536.0;
 void spacing_dp(uint lid, uint slot, uint lane)
 {
     // emin[k] <= the smallest error of k real levels for the targets (optimal 1-D k-means by dynamic
     // programming over contiguous groups of the sorted targets), one column per lane: row k holds the
     // best error of <= k groups of the sorted targets 0..j-1, emin[k] = row k at j = 16. A group's cost
     // is N / c with N = c * sum(t^2) - sum(t)^2 exact in 64-bit integers (|t| < 2^28, c <= 16), computed as
-    // N * (1 / c) (c runs over the lanes in step: a uniform index into RCP); the doubles' relative error (a
-    // few 2^-53) is covered by the factor 1 - 2^-30. Row 8 is never read (the bound takes K < 8 levels).
+    // N * (1 / c) (c runs over the lanes in step: a uniform index into RCP) in floats, whose relative error is
+    // covered by EMIN_SAFE (above). Row 8 is never read (the bound takes K < 8 levels).
     const uint j = lane + 1u, jb = slot * 17u;
     barrier();
     int64_t sx = s_ps[jb + j];
-    double e = double(uint64_t(j) * s_pq[jb + j] - uint64_t(sx * sx)) / double(j);
+    float e = float(uint64_t(j) * s_pq[jb + j] - uint64_t(sx * sx)) * RCP[j];
     s_dp[lid] = e;
-    if (j == 16u) s_emin[slot * 8u] = e * (1.0LF - 1.0LF / 1073741824.0LF);
+    if (j == 16u) s_emin[slot * 8u] = e * EMIN_SAFE;
     barrier();
     for (uint k = 2u; k <= 7u; k++) {
         const uint rd = (k & 1u) * 64u, wr = 64u - rd;
-        double bst = s_dp[rd + lid];
+        float bst = s_dp[rd + lid];
         for (uint c = 1u; c < j; c++) {
             const uint i = j - c;
             int64_t sy = s_ps[jb + j] - s_ps[jb + i];
-            bst = min(bst, s_dp[rd + slot * 16u + i - 1u] + double(uint64_t(c) * (s_pq[jb + j] - s_pq[jb + i]) - uint64_t(sy * sy)) * RCP[c]);
+            bst = min(bst, s_dp[rd + slot * 16u + i - 1u] + float(uint64_t(c) * (s_pq[jb + j] - s_pq[jb + i]) - uint64_t(sy * sy)) * RCP[c]);
         }
         s_dp[wr + lid] = bst;
-        if (j == 16u) s_emin[slot * 8u + k - 1u] = bst * (1.0LF - 1.0LF / 1073741824.0LF);
+        if (j == 16u) s_emin[slot * 8u + k - 1u] = bst * EMIN_SAFE;
         barrier();
     }
 }
@@ -206,22 +229,25 @@ void main()
     eac_load_mods(lid, 64u);
     if (live) s_tgt[lid] = eac_target(job, lane);
     barrier();
-    if (SPACING && QUALITY >= 2 && lid < 16u) {
-        // the level count's per-table smallest spans of r consecutive sorted modifiers
+    if (QUALITY >= 1 && lid < 16u) {
+        // the gap bound's and the level count's per-table smallest spans of r consecutive sorted modifiers (< 30)
         int so[8];
         for (int i = 0; i < 8; i++) so[i] = s_mod[lid * 8u + uint(i < 4 ? 3 - i : i)]; // increasing
+        uint pk[2] = uint[2](0u, 0u);
         for (int r = 2; r <= 8; r++) {
             int sp = so[r - 1] - so[0];
             for (int i = 1; i + r <= 8; i++) sp = min(sp, so[i + r - 1] - so[i]);
-            s_msp[lid * 8u + uint(r - 2)] = sp;
+            pk[(r - 2) >> 2] |= uint(sp) << (8u * uint((r - 2) & 3));
         }
+        s_msp[lid * 2u] = pk[0];
+        s_msp[lid * 2u + 1u] = pk[1];
     }
     if (live) {
         {
             // lb0's term of this lane's target
             int x = s_tgt[lid], n = x >= 0 ? x / SCALE : -((SCALE - 1 - x) / SCALE);
             uint d = uint(min(abs(x - clamp(n, VMIN, VMAX) * SCALE), abs(x - clamp(n + 1, VMIN, VMAX) * SCALE)));
-            s_d2[lid] = uint64_t(d) * uint64_t(d);
+            s_d2[lid] = d * d;
         }
         // rank sort: each lane counts the targets below its own (ties by position)
         int v = s_tgt[lid];
@@ -246,7 +272,27 @@ void main()
             cmin += T[p] == tmin ? 1 : 0;
             cmax += T[p] == tmax ? 1 : 0;
         }
-        for (int p = 0; p < 16; p++) lb0 += s_d2[slot * 16u + uint(p)];
+        for (int p = 0; p < 16; p++) lb0 += uint64_t(s_d2[slot * 16u + uint(p)]);
+        if (QUALITY >= 1) {
+            // one window per distinct target (helper eac): the smallest, the largest, then the others middle-out
+            // (nd / 2, nd / 2 - 1, nd / 2 + 1, ...); lane = sorted position, the first of each run writes its window
+            const int v = s_srt[slot * 16u + lane];
+            uint j = 0u, nd = 0u, c = 0u;
+            for (uint q = 0u; q < 16u; q++) {
+                const int wq = s_srt[slot * 16u + q];
+                const uint st = (q == 0u || s_srt[slot * 16u + q - 1u] != wq) ? 1u : 0u;
+                nd += st;
+                j += q <= lane ? st : 0u;
+                c += wq == v ? 1u : 0u;
+            }
+            j -= 1u;
+            if (lane == 0u || s_srt[slot * 16u + lane - 1u] != v) {
+                const int d = int(j) - int(nd / 2u);
+                const uint w = j == 0u ? 0u : (j + 1u == nd ? 1u : 2u + uint(d >= 0 ? 2 * d : -2 * d - 1));
+                s_dw[slot * 16u + w] = lane | ((c >= 2u || w < 2u) ? (c << 4u) | 512u : 32u);
+            }
+            if (lane == 0u) s_nw[slot] = nd;
+        }
         if (SPACING && QUALITY >= 2) {
             int64_t sj = 0;
             uint64_t qj = 0UL;
@@ -316,8 +362,7 @@ void main()
     }
     s_err[lid] = be;
     s_key[lid] = bk;
-    s_amb[lid] = amb;
-    s_estm[lid] = est_m;
+    s_amb[lid] = amb | (uint(est_m) << 1u);
     if (lane == 0u) {
         s_bound[slot] = 0xffffffffu;
         s_zkey[slot] = 0xffffffffu;
@@ -334,14 +379,13 @@ void main()
             e_est = e;
             k_est = s_key[slot * 16u + i];
         }
-        amb |= s_amb[slot * 16u + i];
+        amb |= s_amb[slot * 16u + i] & 1u;
     }
     if (live && lane == 0u && QUALITY >= 1 && e_est > lb0) s_any = 1u;
     if (live && QUALITY >= 1) {
-        // the job's pixel windows at the estimate's error, window w = lane: the extremes with their multiplicity,
-        // the others (evaluation order: the second smallest, the second largest, ...) at sqrt(bound / 2)
-        const uint w = lane, q = (w & 1u) != 0u ? 15u - (w >> 1u) : (w >> 1u);
-        job_window(slot, int(w), s_srt[slot * 16u + q], win_radius(e_est, w == 0u ? float(cmin) : (w == 1u ? float(cmax) : 2.0)));
+        // the job's pixel windows at the estimate's error, window w = lane
+        const uint w = lane;
+        if (w < s_nw[slot]) job_window_d(slot, w, e_est);
         if (lane == 0u) s_jwb[slot] = bound_units(e_est);
     }
     barrier();
@@ -357,21 +401,24 @@ void main()
         uint64_t rfor = 0;
         bool have = false;
         int lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0; // the extremes' windows: the decoded values some level must take
+        const int nw = int(s_nw[slot]);
+        uint hw = 0u; // the windows without the one-miss rule (bit w)
+        for (int w = 0; w < nw; w++) hw |= (s_dw[slot * 16u + uint(w)] & 512u) != 0u ? 1u << uint(w) : 0u;
         // multipliers from the estimate outwards: good bounds early (ties resolve by key, not order)
         const uint NUNITS = QUALITY == 1 ? 80u : 496u; // 16 tables x ranks 0..4 (normal) / 0..30
         for (;;) {
             uint u = atomicAdd(s_next[slot], 1u);
             if (u >= NUNITS) break;
-            const int t = int(u & 15u), em = s_estm[slot * 16u + (u & 15u)];
+            const int t = int(u & 15u), em = int(s_amb[slot * 16u + (u & 15u)] >> 1u);
             const int r = int(u >> 4u);
             const int m = em + ((r & 1) != 0 ? (r + 1) >> 1 : -(r >> 1));
             if (m < MMIN || m > 15) continue;
             if (QUALITY == 1 && abs(m - em) > 2) continue;
-            uint64_t B = min(min(e_est, tb), bound_value(atomicMin(s_bound[slot], bound_units(tb))));
             // Ties: a candidate wins only with a smaller error, or the same error and a smaller key. Once
             // some lane has error lb0 at key zk, every key above zk is out (flat or near-flat channels have
             // hundreds of zero-error (m, t, b): without this each lane evaluated all of them).
             uint zk = tb == lb0 ? tk : 0xffffffffu;
+            uint64_t B = min(min(e_est, tb), bound_value(atomicMin(s_bound[slot], bound_units(tb))));
             zk = min(zk, atomicMin(s_zkey[slot], zk));
             if (zk < lexkey(m, t, BMIN)) continue;
             // every key of this (t, m) is above the lane's best key: only a strictly smaller error wins
@@ -393,14 +440,28 @@ void main()
                 // (ties included), so lanes may read them while another lane rewrites them.
                 const uint ub = bound_units(Bw), jw = s_jwb[slot];
                 if (ub < jw - (jw >> 4) && atomicMin(s_jwb[slot], ub) > ub) {
-                    const int rh = win_radius(Bw, 2.0);
-                    job_window(slot, 0, tmin, win_radius(Bw, float(cmin)));
-                    job_window(slot, 1, tmax, win_radius(Bw, float(cmax)));
-                    for (int w = 2; w < NWM; w++) job_window(slot, w, TE[w], rh);
+                    for (int w = 0; w < nw; w++) job_window_d(slot, uint(w), Bw);
                 }
             }
             int f = eac_factor(m), off[8];
             for (int i = 0; i < 8; i++) off[i] = s_mod[t * 8 + i] * f;
+            {
+                // the gap bound: two targets x < y served by levels of one base are served by two equal levels or by
+                // two levels at least dl apart (dl = the table's smallest gap between modifiers times the factor),
+                // so the pair's error is >= e^2 / 2 with e = min(y - x, max(dl - (y - x), 0)); summed over the pairs
+                // (smallest, largest), (2nd smallest, 2nd largest), ... Clamped levels break the gaps, but a pixel on a
+                // clamped level alone has error > B when both range ends are more than sqrt(B) from the targets.
+                const uint64_t lo2 = uint64_t(tmin - VMIN * SCALE), hi2 = uint64_t(VMAX * SCALE - tmax);
+                if (lo2 * lo2 > B && hi2 * hi2 > B) {
+                    const int dl = int(s_msp[t * 2] & 255u) * f * SCALE;
+                    uint64_t pb = 0UL;
+                    for (int p = 0; p < 8; p++) {
+                        const int d = TE[2 * p + 1] - TE[2 * p], e = min(d, max(dl - d, 0));
+                        pb += uint64_t(e) * uint64_t(e);
+                    }
+                    if ((pb >> 1) > B) continue;
+                }
+            }
             if (SPACING && QUALITY >= 2) {
                 // the most levels of this (t, m) inside the targets' range: the longest run of sorted
                 // offsets spanning <= the range (off[3] < off[2] < off[1] < off[0] < off[4] < ... < off[7]),
@@ -408,10 +469,11 @@ void main()
                 // multiples of the factor f (> 0): the largest r with its smallest span in range
                 int mc = 1;
                 const int64_t D = int64_t(tmax) - int64_t(tmin);
+                const uint sp0 = s_msp[t * 2], sp1 = s_msp[t * 2 + 1];
                 for (int r = 2; r <= 8; r++)
-                    if (int64_t(s_msp[t * 8 + r - 2] * f) * SCALE <= D) mc = r;
+                    if (int64_t(int(((r < 6 ? sp0 : sp1) >> (8u * uint((r - 2) & 3))) & 255u) * f) * SCALE <= D) mc = r;
                 int K = mc + 2 + (tmin <= VMIN * SCALE ? 1 : 0) + (tmax >= VMAX * SCALE ? 1 : 0);
-                if (K < 8 && s_emin[slot * 8u + uint(K) - 1u] > double(B)) continue;
+                if (K < 8 && double(s_emin[slot * 8u + uint(K) - 1u]) > double(B)) continue;
             }
             if (hi0 < VMIN || lo0 > VMAX || hi1 < VMIN || lo1 > VMAX) continue;
             // the hull of the extremes' windows (the largest target's lowest base, the smallest's highest)
@@ -427,10 +489,10 @@ void main()
                 uint mask = 0xffffffffu >> uint(31 - (ce - cs));
                 // the bases whose levels reach both extremes' windows and all windows 2.. but one
                 uint ones = 0u, twos = 0u; // the bases with >= 1 / >= 2 pixels outside their windows 2..
-                for (int w = 0; w < NWM; w++) {
+                for (int w = 0; w < nw; w++) {
                     if (mask == 0u) break;
                     const uint mw = wmask(s_ja[slot * 16u + uint(w)] - cs - adjm, s_jh[slot * 16u + uint(w)] + cs, kk);
-                    if (w >= 2) {
+                    if (((hw >> uint(w)) & 1u) == 0u) {
                         twos |= ones & ~mw;
                         ones |= ~mw;
                         mask &= ~twos;

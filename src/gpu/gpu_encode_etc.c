@@ -4,10 +4,10 @@
  *   0 (kiln)  shaders/enc_eac.comp: bit-identical to the CPU encoder (src/codec/eac_enc.c) at every
  *             quality, tie-breaking included; 4 blocks per workgroup of 64, 16 lanes per block, exact
  *             pruning (base masks over pixel windows, plus at high / max a spacing bound:
- *             KILN_GPU_EAC_PRUNE=0 turns it off, see eac_kiln_shader); the few jobs whose CPU
+ *             KILN_GPU_EAC_PRUNE=0 turns it off, see kiln__gpu_eac_shader); the few jobs whose CPU
  *             range estimate sits exactly on a double rounding boundary are flagged by the shader and
  *             re-encoded here on the CPU (see enc_etc_eac.glsl and enc_eac.comp). (The opt-in second
- *             design enc_eac_max.comp, 2.4x slower on the H100, was removed: see eac_kiln_shader.)
+ *             design enc_eac_max.comp, 2.4x slower on the H100, was removed: see kiln__gpu_eac_shader.)
  *   1 (seed)  shaders/enc_eac_seed.comp: betsy's design, 256 invocations per block (one per base),
  *             every table x multiplier, tree reduction: an exact optimum (same error as kiln's design
  *             at high/max, ties may differ). Shared-memory preload of the targets or direct reads:
@@ -56,6 +56,7 @@
 #include "codec/etc_enc.h"
 #include "gpu/gpu_encode.h"
 #include "gpu/gpu_etc2_th.h"
+#include "gpu/gpu_mip_encode_etc.h"
 #include "gpu/gpu_encode_etc2_seed.h"
 #include "gpu/vk.h"
 
@@ -242,18 +243,18 @@ static kiln_status check_int64(kiln_context *ctx, kiln_gpu *gpu)
     return KILN_OK;
 }
 
-/* kiln's EAC design (strategy 0): the shader and its specialisation constant 3 (PRUNE) for a quality:
- * enc_eac.comp (one search: the (table, multiplier) units of a job to whichever of its lanes is free, the
- * lb0 tie cut, candidate bases as masks over 16 pixel windows; helpers eacm, eacn, eacp), bit 1 the spacing
- * bound (the shader applies it at high and max only: one pipeline per kind). Default 2.
+/* kiln's EAC design (strategy 0): the shader and its specialisation constant 3 (PRUNE), the one setting every EAC
+ * pass takes (eac_pass, the ETC ring, the device-resident mip path: gpu_mip_encode_etc.h): enc_eac.comp (one
+ * search: the (table, multiplier) units of a job to whichever of its lanes is free, the lb0 tie cut, the gap
+ * bound, candidate bases as masks over one window per distinct target; helpers eacm, eacn, eacp, eac), bit 1
+ * the spacing bound (the shader applies it at high and max only: one pipeline per kind). Default 2.
  * KILN_GPU_EAC_PRUNE=0..3 sets bit 1 from its bit 1 (0 / 1: without the spacing bound; the five-condition
  * search of 1 / 3 was removed by helper eacp); KILN_GPU_EAC_PROF=1 sets bit 9, a profiling aid that skips the
  * exact search (the blocks of the estimate: not exact). The second design, enc_eac_max.comp (helper eacmax: the
  * exact search spread evenly over the workgroup's lanes), ran 2.4x slower on the H100 (2026-11-26 08:40 UTC:
  * R11 max 181.1 vs 76.6 ms) and was removed (helper bc4k, 2026-11-26: one shader and its test fewer in CI). */
-static const char *eac_kiln_shader(int quality, uint32_t *spec3)
+const char *kiln__gpu_eac_shader(uint32_t *spec3)
 {
-    (void)quality;
     uint32_t s = 2u;
     const char *pr = getenv("KILN_GPU_EAC_PRUNE");
     if (pr && pr[0] >= '0' && pr[0] <= '3') s = (uint32_t)(pr[0] - '0') & 2u;
@@ -277,9 +278,9 @@ static kiln_status eac_pass(kiln_context *ctx, const kiln_image *img, const kiln
     int preload = 1;
     const char *pe = getenv("KILN_GPU_ETC_PRELOAD");
     if (pe && pe[0] == '0') preload = 0;
-    /* kiln's design: enc_eac.comp, see eac_kiln_shader */
+    /* kiln's design: enc_eac.comp, see kiln__gpu_eac_shader */
     uint32_t kspec = 0;
-    const char *kshader = eac_kiln_shader(params->quality, &kspec);
+    const char *kshader = kiln__gpu_eac_shader(&kspec);
 
     const uint32_t w = img->width, h = img->height, bx = (w + 3) / 4, by = (h + 3) / 4;
     const uint64_t nblocks = (uint64_t)bx * by, njobs = nblocks * (uint64_t)nch;

@@ -231,10 +231,9 @@ static kiln_status float_chain_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln
         if (etc->kind == 4) {
             *eac = etc->pipe; /* enc_eac KIND 2 INMODE 1 */
         } else {
-            const char *pr = getenv("KILN_GPU_EAC_PRUNE"); /* as eac_pass */
-            const uint32_t spec[3] = {1u /* KIND: unsigned R11 */, 1u /* INMODE: int32 targets */,
-                                      pr && pr[0] >= '0' && pr[0] <= '3' ? (uint32_t)(pr[0] - '0') : 0u};
-            kiln_vk_pipeline_desc d = {.shader = "enc_eac", .local_size = 64, .spec = spec, .nspec = 3, .nbindings = 3,
+            uint32_t spec[3] = {1u /* KIND: unsigned R11 */, 1u /* INMODE: int32 targets */, 0u};
+            const char *shader = kiln__gpu_eac_shader(&spec[2]); /* as eac_pass */
+            kiln_vk_pipeline_desc d = {.shader = shader, .local_size = 64, .spec = spec, .nspec = 3, .nbindings = 3,
                                        .push_size = 9 * 4};
             KILN_TRY(kiln_vk_pipeline_get(ctx, gpu, &d, eac));
         }

@@ -57,6 +57,10 @@ typedef struct kiln__gpu_etc_dev {
     kiln__gpu_etc2_th_plan th;              /* kinds 6, 7 */
 } kiln__gpu_etc_dev;
 
+/* kiln's EAC shader (enc_eac.comp) and its specialisation constant 3 (PRUNE: the spacing bound, default on;
+ * KILN_GPU_EAC_PRUNE), as every EAC pass takes them (gpu_encode_etc.c). */
+const char *kiln__gpu_eac_shader(uint32_t *spec3);
+
 kiln_status kiln__gpu_etc_dev_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_encode_params *params,
                                    uint32_t subgroup_size, kiln__gpu_etc_dev *out);
 void kiln__gpu_etc_dev_table(const kiln__gpu_etc_dev *plan, uint32_t *words);

@@ -17,6 +17,7 @@
  * Skipped when there is no Vulkan device (lavapipe counts: the backend is forced to VULKAN). */
 #include "support.h"
 #include "gpu/gpu.h"
+#include "gpu/gpu_mip_encode_etc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -439,8 +440,7 @@ static void eac_kiln_equals_cpu(void **state)
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
 }
 
-/* Every subgroup size the device can require, and the search without the spacing bound (KILN_GPU_EAC_PRUNE=0, the
- * device-resident mip path's default). */
+/* Every subgroup size the device can require, and the search without the spacing bound (KILN_GPU_EAC_PRUNE=0). */
 static void eac_kiln_subgroup_sizes(void **state)
 {
     fixture *fx = *state;
@@ -472,6 +472,31 @@ static void eac_kiln_subgroup_sizes(void **state)
         }
     unsetenv("KILN_GPU_EAC_PRUNE");
     assert_int_equal(kiln__gpu_validation_messages(fx->gpu), 0);
+}
+
+/* The EAC shader's setting, the one every EAC pass takes (the encode path, the ETC ring and the device-resident mip
+ * path): the spacing bound by default, KILN_GPU_EAC_PRUNE's bit 1 when set (no device needed). */
+static void eac_shader_setting(void **state)
+{
+    (void)state;
+    const char *old = getenv("KILN_GPU_EAC_PRUNE");
+    char *keep = old ? strdup(old) : NULL;
+    uint32_t spec = 99u;
+    unsetenv("KILN_GPU_EAC_PRUNE");
+    assert_string_equal(kiln__gpu_eac_shader(&spec), "enc_eac");
+    assert_int_equal(spec & 2u, 2u);
+    const char *set[4] = {"0", "1", "2", "3"};
+    for (int i = 0; i < 4; i++) {
+        setenv("KILN_GPU_EAC_PRUNE", set[i], 1);
+        kiln__gpu_eac_shader(&spec);
+        assert_int_equal(spec & 2u, (uint32_t)i & 2u);
+    }
+    if (keep) {
+        setenv("KILN_GPU_EAC_PRUNE", keep, 1);
+        free(keep);
+    } else {
+        unsetenv("KILN_GPU_EAC_PRUNE");
+    }
 }
 
 /* Squared error of a decoded EAC texture against the source, in the encoder's integer domain
@@ -893,6 +918,7 @@ int main(void)
         cmocka_unit_test(etc1_boxskip),
         cmocka_unit_test(eac_kiln_equals_cpu),
         cmocka_unit_test(eac_kiln_subgroup_sizes),
+        cmocka_unit_test(eac_shader_setting),
         cmocka_unit_test(eac_seed_design),
         cmocka_unit_test(etc2_alpha_pass),
         cmocka_unit_test(eac_dither_equals_cpu),
