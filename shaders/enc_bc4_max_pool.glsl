@@ -11,7 +11,8 @@
 // p_i(l2, h2)], and a texel x costs at least its squared distance to the nearest of these eight
 // intervals; the sum is a lower bound of every pair's error in the cell and, for a one-pair cell, that
 // pair's error. With it bc4_enc.c's spacing bound for the cell's smallest span (at most K palette
-// entries can serve the texels, and no K levels beat the optimal K-level quantisation of the values).
+// entries can serve the texels, and no K levels beat the optimal K-level quantisation of the values), and
+// for the six-value mode a floor over all its pairs (six_floor).
 // The same bytes as bc4_enc.c's exhaustive branch-and-bound, and nothing depends on the subgroup size,
 // on the order of the lanes or on timing.
 //
@@ -112,7 +113,7 @@ const bool SPC_LATE = (POOL_OPT & 1073741824u) != 0u;
 
 // (s_val: not with bit 29 in the search kernel (bit 25), which keeps only s_x16 + s_c16)
 shared uint s_val[WG * 17u * (1u - ((POOL_OPT >> 29u) & (POOL_OPT >> 25u) & 1u)) + 1u]; // task * 17 + k: (value - R_LO) | count << 16, extremes first
-shared float s_emin[WG * 9u]; // task * 9 + k: emin[k], k = 1..8
+shared float s_emin[WG * 9u]; // task * 9 + k: emin[k], k = 3..8; k = 1, 2: the six-value mode's for 7, 8 (six_floor)
 shared uint s_meta[WG];       // n | w << 8 | (min == R_LO) << 20 | (max == R_HI) << 21
 shared uint s_H[WG];
 shared uint s_best[WG];       // min of (error << 17 | key), NO_BEST: none below H
@@ -261,6 +262,30 @@ uint cell_bound(bool eight, int l1, int l2, int h1, int h2, uint tl, int n, uint
     return s;
 }
 
+// The spacing bound's slot of s_emin for a cell of the mode whose smallest span gives g (g <= 0: none) and at most
+// lv >= 3 serving levels: emin[min(lv, 8)] (emin[8] = 0 never prunes); the six-value mode reads slots 1, 2 for 7, 8,
+// which also hold its floor f6 (six_floor; slots 1, 2 are free: lv >= 3)
+uint spc_slot(bool eight, int g, int lv)
+{
+    const uint k = g > 0 ? uint(min(lv, 8)) : 8u;
+    return !eight && k >= 7u ? k - 6u : k;
+}
+
+// The six-value mode's floor (helper bc4): its palette is six ramp entries and the fixed R_LO, R_HI. A pair whose
+// texels all take ramp entries has at most six levels, so an error >= emin[6]; one whose texel x takes R_LO or R_HI
+// pays at least (x - R_LO)^2 or (R_HI - x)^2, so at least D = min(mn - R_LO, R_HI - mx)^2 (mn, mx: the least and
+// largest value). f6 = min(emin[6], D) bounds every six-value pair's error; slots 1 and 2 (levels 7 and 8 of the
+// six-value spacing bound, and the cells without it) hold max(emin[7], f6) and f6. u0, u1: the largest and least
+// value minus R_LO. (Bench image 4096^2, simulator: 440 -> 409 cells a task for bc4, 495 -> 452 for bc5's second
+// channel; the whole six-value tree is cut at its root for 29 % of the tasks.)
+void six_floor(uint tl, uint u0, uint u1)
+{
+    const int d = min(int(u1), (R_HI - R_LO) - int(u0));
+    const float f6 = min(s_emin[tl * 9u + 6u], float(d * d));
+    s_emin[tl * 9u + 1u] = max(s_emin[tl * 9u + 7u], f6);
+    s_emin[tl * 9u + 2u] = f6;
+}
+
 // Bit 30 (helper bc4t): the cell (mode, lev, r0, c0) of task tl bounded without a branch (the clip's test and
 // the spacing bound's after the cell bound, so that the bound's loads wait only for the task's index; an empty cell
 // is bounded and dropped; emin[8] = 0 never prunes). True: the cell survives and has quarters to visit; leafw: a
@@ -276,7 +301,7 @@ bool visit_nb(uint tl, int mode, int lev, int r0, int c0, out uint leafw)
     const int w = int((meta >> 8u) & 511u);
     const int extra = 3 + (eight ? 0 : int((meta >> 20u) & 1u) + int((meta >> 21u) & 1u));
     const int lv = int((float(w) + 0.5) * (1.0 / float(max(g, 1)))) + extra;
-    const bool spc = s_emin[tl * 9u + uint(g > 0 ? min(lv, 8) : 8)] > float(lim - 1u);
+    const bool spc = s_emin[tl * 9u + spc_slot(eight, g, lv)] > float(lim - 1u);
     const uint bnd = cell_bound(eight, l1, l2, h1, h2, tl, int(meta & 255u), lim);
     const bool live = ok && !spc && bnd < lim, one = l1 == l2 && h1 == h2;
     const uint key = (uint(mode) << 16u) | (uint(l1 - R_LO) << 8u) | uint(h1 - R_LO);
@@ -308,7 +333,9 @@ bool visit(uint tl, int mode, int lev, int r0, int c0)
         const int extra = 3 + (eight ? 0 : int((meta >> 20u) & 1u) + int((meta >> 21u) & 1u));
         // (bit 29: the quotient in floats, exact: (w + 1/2) / g is at least 1 / (2 g) from an integer)
         const int lv = (CB_F16 ? int((float(w) + 0.5) * (1.0 / float(g))) : w / g) + extra;
-        if (lv < 8 && s_emin[tl * 9u + uint(lv)] > float(lim - 1u)) return false;
+        if (s_emin[tl * 9u + spc_slot(eight, g, lv)] > float(lim - 1u)) return false;
+    } else if (!eight && s_emin[tl * 9u + 2u] > float(lim - 1u)) {
+        return false;
     }
     const uint bnd = cell_bound(eight, l1, l2, h1, h2, tl, n, lim);
     if (bnd >= lim) return false;
@@ -453,6 +480,31 @@ void step1_regs(int v[16], uint lid)
     s_emin[lid * 9u + 8u] = 0.0;
 }
 
+// Bit 25: slot lid's task from its step-1 record at word rec of binding 2 (the value slots, emin[1..7], meta).
+void load_slot(uint lid, uint rec)
+{
+    if (!CB_F16) [[unroll]] for (uint k = 0u; k < 8u; k++) {
+        const uint w = fb.words[rec + k];
+        s_val[lid * 17u + 2u * k] = (w & 255u) | (((w >> 8u) & 255u) << 16u);
+        s_val[lid * 17u + 2u * k + 1u] = ((w >> 16u) & 255u) | ((w >> 24u) << 16u);
+    }
+    [[unroll]] for (uint k = 1u; k < 8u; k++) s_emin[lid * 9u + k] = uintBitsToFloat(fb.words[rec + 7u + k]);
+    s_emin[lid * 9u + 8u] = 0.0;
+    s_meta[lid] = fb.words[rec + 15u];
+#ifdef BC4_F16
+    if (CB_F16) { // bit 29: value slots 2 j, 2 j + 1 as 16-bit floats of twice the value, their counts
+        [[unroll]] for (uint j = 0u; j < 8u; j++) {
+            const uint w = fb.words[rec + j];
+            const vec2 x2 = vec2(float(2 * (int(w & 255u) + R_LO)), float(2 * (int((w >> 16u) & 255u) + R_LO)));
+            s_x16[lid * 9u + j] = packFloat2x16(f16vec2(x2));
+            s_c16[lid * 9u + j] = ((w >> 8u) & 255u) | ((w >> 24u) << 16u);
+        }
+    }
+#endif
+    const uint w0 = fb.words[rec];
+    six_floor(lid, w0 & 255u, (w0 >> 16u) & 255u);
+}
+
 uint cell_item(uint tl, int mode, int lev, int r0, int c0)
 {
     return tl | (uint(mode) << 8u) | (uint(lev) << 9u) | (uint(r0) << 13u) | (uint(c0) << 21u);
@@ -493,14 +545,7 @@ void main()
         return;
     }
     if (valid && S1_IN) {
-        if (!CB_F16) [[unroll]] for (uint k = 0u; k < 8u; k++) {
-            const uint w = fb.words[rec + k];
-            s_val[lid * 17u + 2u * k] = (w & 255u) | (((w >> 8u) & 255u) << 16u);
-            s_val[lid * 17u + 2u * k + 1u] = ((w >> 16u) & 255u) | ((w >> 24u) << 16u);
-        }
-        [[unroll]] for (uint k = 1u; k < 8u; k++) s_emin[lid * 9u + k] = uintBitsToFloat(fb.words[rec + 7u + k]);
-        s_emin[lid * 9u + 8u] = 0.0;
-        s_meta[lid] = fb.words[rec + 15u];
+        load_slot(lid, rec);
     } else if (valid) {
         int v[16];
         for (uint t = 0u; t < 16u; t++) v[t] = bc4_value(b, t, ch);
@@ -578,23 +623,15 @@ void main()
         barrier();
     }
 #ifdef BC4_F16
-    if (CB_F16 && valid && H > 0u) { // bit 29: slot k's value and count from the record (bit 25) or s_val
+    if (CB_F16 && !S1_IN && valid && H > 0u) { // bit 29: slot k's value and count from s_val (bit 25: load_slot)
         [[unroll]] for (uint j = 0u; j < 8u; j++) {
             vec2 x2;
             uint cw = 0u;
             [[unroll]] for (uint h = 0u; h < 2u; h++) {
                 const uint k = 2u * j + h;
-                int val;
-                uint cnt;
-                if (S1_IN) {
-                    const uint hw = (fb.words[rec + j] >> (16u * h)) & 0xffffu;
-                    val = int(hw & 255u) + R_LO;
-                    cnt = hw >> 8u;
-                } else { // (slots from n on: count 0)
-                    const uint pk = k < (s_meta[lid] & 255u) ? s_val[lid * 17u + k] : 0u;
-                    val = int(pk & 0xffffu) + R_LO;
-                    cnt = pk >> 16u;
-                }
+                const uint pk = k < (s_meta[lid] & 255u) ? s_val[lid * 17u + k] : 0u; // (slots from n on: count 0)
+                const int val = int(pk & 0xffffu) + R_LO;
+                const uint cnt = pk >> 16u;
                 x2[h] = float(2 * val);
                 cw |= cnt << (16u * h);
             }
@@ -603,6 +640,7 @@ void main()
         }
     }
 #endif
+    if (!S1_IN && valid && H > 0u) six_floor(lid, s_val[lid * 17u] & 0xffffu, s_val[lid * 17u + 1u] & 0xffffu);
     s_H[lid] = H;
     s_best[lid] = NO_BEST;
     s_stk[2u * lid] = H > 0u ? cell_item(lid, 0, 8, 0, 0) : EMPTY;

@@ -671,7 +671,8 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                         return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_POOL_WG=%s is not 32, 64 or 128", wg);
                     ps->local = (uint32_t)atoi(wg);
                 }
-                const char *diag = getenv("KILN_GPU_BC4_POOL_DIAG"); /* bench: 1 = no search (wrong bytes) */
+                /* bench: 1 = no search, 2 = the split's pre-pass alone (wrong bytes) */
+                const char *diag = getenv("KILN_GPU_BC4_POOL_DIAG");
                 if (diag && strcmp(diag, "1") == 0) ps->spec[4] |= 16384u;
                 /* KILN_GPU_BC4_POOL_OPT (bench, tests; helper bc4max): the shader's option bits 16+
                  * (enc_bc4_max_pool.comp), replacing the default KILN_EBC_BC4_POOL_OPT */
@@ -738,6 +739,7 @@ static kiln_status make_plan(kiln_context *ctx, kiln_gpu *gpu, const kiln_image 
                         pool.spec[4] |= 0x2000000u;
                     }
                     plan->pass[plan->npass++] = pool;
+                    if (diag && strcmp(diag, "2") == 0) plan->npass -= split == 2 ? 2 : 1; /* the pre-pass alone */
                 }
             } else {
                 return kiln__fail(ctx, KILN_ERR_INVALID_ARGUMENT, "KILN_GPU_BC4_MAX=%s is not pool (v1 and quadtree were removed)", design);
