@@ -479,6 +479,9 @@ static void eac_kiln_subgroup_sizes(void **state)
 static void eac_shader_setting(void **state)
 {
     (void)state;
+#ifndef KILN_HAVE_VULKAN
+    skip(); /* the setting lives in the Vulkan backend */
+#else
     const char *old = getenv("KILN_GPU_EAC_PRUNE");
     char *keep = old ? strdup(old) : NULL;
     uint32_t spec = 99u;
@@ -497,6 +500,7 @@ static void eac_shader_setting(void **state)
     } else {
         unsetenv("KILN_GPU_EAC_PRUNE");
     }
+#endif
 }
 
 /* Squared error of a decoded EAC texture against the source, in the encoder's integer domain
