@@ -122,11 +122,12 @@ double dmul(double a, double b)
 // d_step: the neighbours of a finite nonzero double (one ulp towards / away from zero)
 #include "etc_div.glsl"
 
-// The residual a - q b for q near a / b, by Dekker's exact product q b = p + e (Veltkamp's splits; every product
-// through dmul, so no step is fused): a - p is exact (Sterbenz), and (a - p) - e is rounded once, as fma(-q, b, a)
-// would round it on a device whose fma is fused (exact when representable). No fma: Vulkan lets a double fma round
-// twice, and lavapipe's does (Mesa's gallivm lowers it to a multiply and an add), which made div_int's correction
-// fail (a grey block's group mean 356 / 6 one ulp low: test_gpu_etc2_th grey_split_tie).
+// The residual a - q b for q near a / b, by Dekker's exact product q b = p + e (Veltkamp's splits): a - p is exact
+// (Sterbenz), and (a - p) - e is rounded once, as fma(-q, b, a) would round it on a device whose fma is fused (exact
+// when representable). No fma: Vulkan lets a double fma round twice, and lavapipe's does (Mesa's gallivm lowers it to a
+// multiply and an add), which made div_int's correction fail (a grey block's group mean 356 / 6 one ulp low:
+// test_gpu_etc2_th grey_split_tie). p and the splits' products go through dmul (fused into the next subtraction they
+// would give other values); the four partial products are exact, so fusing them changes nothing.
 double d_resid(double a, double q, double b)
 {
     precise double p = dmul(q, b);
@@ -136,28 +137,36 @@ double d_resid(double a, double q, double b)
     precise double u = dmul(134217729.0LF, b);
     precise double bh = u - (u - b);
     precise double bl = b - bh;
-    precise double e = (((dmul(qh, bh) - p) + dmul(qh, bl)) + dmul(ql, bh)) + dmul(ql, bl);
+    precise double e = (((qh * bh - p) + qh * bl) + ql * bh) + ql * bl;
     precise double r = (a - p) - e;
     return r;
 }
 
-// Correctly rounded a / b (b != 0, finite): from the quotient, one Newton step (within an ulp even from a
-// single-precision quotient), then a step to the neighbour n towards the true quotient while a / b lies beyond
-// their midpoint: |r| > |b (n - q)| / 2 with r = a - q b (exact for a faithful q, and b (n - q) is exact: n - q is a
-// power of two). No ties: a / b is never halfway between two doubles unless b is a power of two, and then q is exact.
+// One step of div_rn: q moves to its neighbour n towards a / b when a / b lies beyond their midpoint, |r| > |b (n - q)| / 2
+// with r = a - q b (exact for a faithful q; b (n - q) is exact, n - q being a power of two); true when it moved. No ties:
+// a / b is never halfway between two doubles unless b is a power of two, and then q is exact.
+bool div_step(double a, double b, inout double q)
+{
+    const double r = d_resid(a, q, b);
+    if (r == 0.0LF) return false;
+    const bool above = (r > 0.0LF) == (b > 0.0LF); // the true quotient lies above q
+    const double n = d_step(q, above == (q > 0.0LF));
+    precise double r2 = 2.0LF * abs(r), gap = abs(b * (n - q));
+    if (r2 <= gap) return false;
+    q = n;
+    return true;
+}
+
+// Correctly rounded a / b (b != 0, finite). A quotient that is not the nearest double gets one Newton step (it leaves the
+// quotient's error times the division's relative error: within an ulp for a division good to 2^-26; every device kiln
+// has met divides correctly, etc_div.glsl) and up to two more steps of an ulp. One residual when the quotient is right.
 double div_rn(double a, double b)
 {
     precise double q = a / b;
     if (q == 0.0LF || isinf(q) || isnan(q)) return q;
-    q = q + d_resid(a, q, b) / b;
-    for (int it = 0; it < 2; it++) {
-        const double r = d_resid(a, q, b);
-        if (r == 0.0LF) break;
-        const bool above = (r > 0.0LF) == (b > 0.0LF); // the true quotient lies above q
-        const double n = d_step(q, above == (q > 0.0LF));
-        precise double r2 = 2.0LF * abs(r), step = abs(b * (n - q));
-        if (r2 > step) q = n;
-        else break;
+    if (div_step(a, b, q)) {
+        q = q + d_resid(a, q, b) / b;
+        for (int it = 0; it < 2 && div_step(a, b, q); it++) {}
     }
     return q;
 }
@@ -185,31 +194,35 @@ double div_int(int s, int n)
     hb.x &= ~31u;
     const double hi = packDouble2x32(hb), dn = double(n);
     precise double lo = q1 - hi;
-    precise double r = (ds - dmul(hi, dn)) - dmul(lo, dn);
-    precise double q = q1 + dmul(r, rc);
+    precise double r = (ds - hi * dn) - lo * dn; // exact products: fused or not, the same
+    precise double q = q1 + r * rc;              // fused (Markstein) or not, the same (above)
     return q;
 }
 
-// Correctly rounded sqrt(x), x >= 0 finite. For adjacent doubles a < b near sqrt(x), sqrt(x) rounds to b iff
-// x > ((a + b) / 2)^2, i.e. T = (x - a^2) - a (b - a) > 0: x - a^2 is exact (d_resid), a (b - a) is exact (b - a
-// is a power of two) and T is a multiple of (b - a)^2, so when positive it exceeds the (b - a)^2 / 4 left out.
-bool sqrt_above_mid(double x, double a, double b)
+// One step of sqrt_rn: s moves to its neighbour n towards sqrt(x) when sqrt(x) lies beyond their midpoint; true when it
+// moved. sqrt(x) > (s + n) / 2 iff x - s n > (n - s)^2 / 4; x - s n is a multiple of (n - s)^2 (no underflow), so that is
+// x - s n > 0 for n above s, and for n below s, x - s n >= (n - s)^2 / 4 iff x - s n > 0 (x = s n, a root below the
+// midpoint, moves). x - s n = r - s (n - s) with r = x - s^2 (d_resid: exact, or rounded once as a fused fma would) and
+// s (n - s) exact (n - s is a power of two): one residual for both neighbours.
+bool sqrt_step(double x, inout double s)
 {
-    precise double r = d_resid(x, a, a);
-    precise double t = r - dmul(a, b - a);
-    return t > 0.0LF;
+    const double r = d_resid(x, s, s), up = d_step(s, true), dn = d_step(s, false);
+    precise double tu = r - s * (up - s), td = r + s * (s - dn);
+    if (tu > 0.0LF) s = up;
+    else if (td <= 0.0LF) s = dn;
+    else return false;
+    return true;
 }
 
+// Correctly rounded sqrt(x), x >= 0 finite: as div_rn, one Newton step (within an ulp from a root good to 2^-27
+// relative) and up to two steps of an ulp when the root is not the nearest double.
 double sqrt_rn(double x)
 {
     precise double s = sqrt(x);
     if (x == 0.0LF || s == 0.0LF || isinf(s) || isnan(s)) return s;
-    s = s + d_resid(x, s, s) / (2.0LF * s); // one Newton step: within an ulp even from a single-precision root
-    for (int it = 0; it < 2; it++) {
-        double up = d_step(s, true), dn = d_step(s, false);
-        if (sqrt_above_mid(x, s, up)) s = up;
-        else if (!sqrt_above_mid(x, dn, s)) s = dn;
-        else break;
+    if (sqrt_step(x, s)) {
+        s = s + d_resid(x, s, s) / (2.0LF * s);
+        for (int it = 0; it < 2 && sqrt_step(x, s); it++) {}
     }
     return s;
 }
