@@ -13,8 +13,9 @@
 //  - every double expression is `precise` and every product that feeds an addition goes through dmul(),
 //    which passes it through an integer identity the compiler cannot see through (an XOR with the push
 //    constant `zero`), since a driver may fuse a multiply and an add anyway (lavapipe's LLVM does);
-//  - divisions go through div_rn and square roots through sqrt_rn: Vulkan allows double division and
-//    square root to be less than correctly rounded; both are corrected from exact fma residuals;
+//  - divisions go through div_rn / div_int and square roots through sqrt_rn: Vulkan allows double division and
+//    square root to be less than correctly rounded; both are corrected from residuals computed without fma
+//    (d_resid: Vulkan lets a double fma round twice, and lavapipe's does);
 //  - (int) floor(...) and the comparisons are exact.
 // Block state: 4 words per block (kiln_etc2_gpu_block: err, flags, the 8 bytes), read from binding 1 and
 // written (changed or not) to binding 2.
@@ -121,28 +122,65 @@ double dmul(double a, double b)
 // d_step: the neighbours of a finite nonzero double (one ulp towards / away from zero)
 #include "etc_div.glsl"
 
-// Correctly rounded a / b (b != 0, finite): the candidate with the smallest exact residual |a - q b|.
+// The residual a - q b for q near a / b, by Dekker's exact product q b = p + e (Veltkamp's splits): a - p is exact
+// (Sterbenz), and (a - p) - e is rounded once, as fma(-q, b, a) would round it on a device whose fma is fused (exact
+// when representable). No fma: Vulkan lets a double fma round twice, and lavapipe's does (Mesa's gallivm lowers it to a
+// multiply and an add), which made div_int's correction fail (a grey block's group mean 356 / 6 one ulp low:
+// test_gpu_etc2_th grey_split_tie). p and the splits' products go through dmul (fused into the next subtraction they
+// would give other values); the four partial products are exact, so fusing them changes nothing.
+double d_resid(double a, double q, double b)
+{
+    precise double p = dmul(q, b);
+    precise double t = dmul(134217729.0LF, q);
+    precise double qh = t - (t - q);
+    precise double ql = q - qh;
+    precise double u = dmul(134217729.0LF, b);
+    precise double bh = u - (u - b);
+    precise double bl = b - bh;
+    precise double e = (((qh * bh - p) + qh * bl) + ql * bh) + ql * bl;
+    precise double r = (a - p) - e;
+    return r;
+}
+
+// One step of div_rn: q moves to its neighbour n towards a / b when a / b lies beyond their midpoint, |r| > |b (n - q)| / 2
+// with r = a - q b (exact for a faithful q; b (n - q) is exact, n - q being a power of two); true when it moved. No ties:
+// a / b is never halfway between two doubles unless b is a power of two, and then q is exact.
+bool div_step(double a, double b, inout double q)
+{
+    const double r = d_resid(a, q, b);
+    if (r == 0.0LF) return false;
+    const bool above = (r > 0.0LF) == (b > 0.0LF); // the true quotient lies above q
+    const double n = d_step(q, above == (q > 0.0LF));
+    precise double r2 = 2.0LF * abs(r), gap = abs(b * (n - q));
+    if (r2 <= gap) return false;
+    q = n;
+    return true;
+}
+
+// Correctly rounded a / b (b != 0, finite). A quotient that is not the nearest double gets one Newton step (it leaves the
+// quotient's error times the division's relative error: within an ulp for a division good to 2^-26; every device kiln
+// has met divides correctly, etc_div.glsl) and up to two more steps of an ulp. One residual when the quotient is right.
 double div_rn(double a, double b)
 {
     precise double q = a / b;
     if (q == 0.0LF || isinf(q) || isnan(q)) return q;
-    q = q + fma(-q, b, a) / b; // one Newton step: within an ulp even from a single-precision quotient
-    for (int it = 0; it < 2; it++) {
-        double lo = d_step(q, false), hi = d_step(q, true);
-        double r = abs(fma(-q, b, a)), rl = abs(fma(-lo, b, a)), rh = abs(fma(-hi, b, a));
-        if (rl < r && rl <= rh) q = lo;
-        else if (rh < r) q = hi;
-        else break;
+    if (div_step(a, b, q)) {
+        q = q + d_resid(a, q, b) / b;
+        for (int it = 0; it < 2 && div_step(a, b, q); it++) {}
     }
     return q;
 }
 
 // div_int (helper etc2th): the CPU's sum / n of integers (group_means, the mean of sort_on_axis: |sum| <= 16 * 255,
 // n = 1..16), correctly rounded, without a division (div_rn: two; H100 2026-11-26 19:18 UTC, gate at max 4096^2 4.69 ->
-// 3.98 ms, ETC2 RGB max 38.7 -> 37.8 ms): q1 = s * RN(1 / n), its exact
-// residual r = s - q1 n (fma) and q = q1 + r RN(1 / n) rounded once (fma; Markstein's correction). Checked against
-// (double) s / n on the CPU (x86-64, fma(), -ffp-contract=off) for every such s and n: no difference (helper etc2th,
-// 2026-11-26). Needs a true fma, as div_rn does.
+// 3.98 ms, ETC2 RGB max 38.7 -> 37.8 ms): q1 = s * RN(1 / n), its exact residual r = s - q1 n and q = q1 + r RN(1 / n).
+// The residual without fma (helper etcfix; the fma version was wrong on lavapipe, whose double fma rounds twice): q1 =
+// hi + lo with hi = q1 less its 5 low mantissa bits, so hi n (at most 48 + 4 bits) and lo n are exact, s - hi n is exact
+// (Sterbenz) and so is (s - hi n) - lo n (a multiple of ulp(q1) below 2^11 ulp). The last step rounds twice (r RN(1 / n),
+// then the sum) where Markstein's fma rounded once, which changes nothing: s / n is at least ulp / 32 from every midpoint
+// between doubles (a nonzero integer over 2 n ulps), far more than the second rounding's error. Checked against
+// (double) s / n on the CPU (x86-64, -ffp-contract=off) for every n = 1..16 and |s| <= 2^20: no difference
+// (helper etcfix, 2026-11-27; the fma version likewise, helper etc2th, 2026-11-26).
 const uvec2 RCP_N[17] = uvec2[17](uvec2(0u, 0u),
     uvec2(0x00000000u, 0x3ff00000u), uvec2(0x00000000u, 0x3fe00000u), uvec2(0x55555555u, 0x3fd55555u), uvec2(0x00000000u, 0x3fd00000u),
     uvec2(0x9999999au, 0x3fc99999u), uvec2(0x55555555u, 0x3fc55555u), uvec2(0x92492492u, 0x3fc24924u), uvec2(0x00000000u, 0x3fc00000u),
@@ -152,31 +190,39 @@ double div_int(int s, int n)
 {
     const double rc = packDouble2x32(RCP_N[n]), ds = double(s);
     const double q1 = dmul(ds, rc);
-    precise double r = fma(-q1, double(n), ds);
-    precise double q = fma(r, rc, q1);
+    uvec2 hb = unpackDouble2x32(q1);
+    hb.x &= ~31u;
+    const double hi = packDouble2x32(hb), dn = double(n);
+    precise double lo = q1 - hi;
+    precise double r = (ds - hi * dn) - lo * dn; // exact products: fused or not, the same
+    precise double q = q1 + r * rc;              // fused (Markstein) or not, the same (above)
     return q;
 }
 
-// Correctly rounded sqrt(x), x >= 0 finite. For adjacent doubles a < b near sqrt(x), sqrt(x) rounds to b iff
-// x > ((a + b) / 2)^2, i.e. T = (x - a^2) - a (b - a) > 0: x - a^2 is exact (fma), a (b - a) is exact (b - a
-// is a power of two) and T is a multiple of (b - a)^2, so when positive it exceeds the (b - a)^2 / 4 left out.
-bool sqrt_above_mid(double x, double a, double b)
+// One step of sqrt_rn: s moves to its neighbour n towards sqrt(x) when sqrt(x) lies beyond their midpoint; true when it
+// moved. sqrt(x) > (s + n) / 2 iff x - s n > (n - s)^2 / 4; x - s n is a multiple of (n - s)^2 (no underflow), so that is
+// x - s n > 0 for n above s, and for n below s, x - s n >= (n - s)^2 / 4 iff x - s n > 0 (x = s n, a root below the
+// midpoint, moves). x - s n = r - s (n - s) with r = x - s^2 (d_resid: exact, or rounded once as a fused fma would) and
+// s (n - s) exact (n - s is a power of two): one residual for both neighbours.
+bool sqrt_step(double x, inout double s)
 {
-    precise double r = fma(-a, a, x);
-    precise double t = fma(-a, b - a, r);
-    return t > 0.0LF;
+    const double r = d_resid(x, s, s), up = d_step(s, true), dn = d_step(s, false);
+    precise double tu = r - s * (up - s), td = r + s * (s - dn);
+    if (tu > 0.0LF) s = up;
+    else if (td <= 0.0LF) s = dn;
+    else return false;
+    return true;
 }
 
+// Correctly rounded sqrt(x), x >= 0 finite: as div_rn, one Newton step (within an ulp from a root good to 2^-27
+// relative) and up to two steps of an ulp when the root is not the nearest double.
 double sqrt_rn(double x)
 {
     precise double s = sqrt(x);
     if (x == 0.0LF || s == 0.0LF || isinf(s) || isnan(s)) return s;
-    s = s + fma(-s, s, x) / (2.0LF * s); // one Newton step: within an ulp even from a single-precision root
-    for (int it = 0; it < 2; it++) {
-        double up = d_step(s, true), dn = d_step(s, false);
-        if (sqrt_above_mid(x, s, up)) s = up;
-        else if (!sqrt_above_mid(x, dn, s)) s = dn;
-        else break;
+    if (sqrt_step(x, s)) {
+        s = s + d_resid(x, s, s) / (2.0LF * s);
+        for (int it = 0; it < 2 && sqrt_step(x, s); it++) {}
     }
     return s;
 }

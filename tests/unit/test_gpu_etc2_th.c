@@ -5,10 +5,10 @@
  * result (kiln__etc2_search_th on the same state, packed; that pair is kiln__etc2_search, checked on one
  * image): the same 8 bytes and the same error, on crops of real textures (opaque, with real alpha, logos),
  * synthetic blocks built for T / H (two and three colour clusters, saturated colours whose palettes clamp,
- * grey ramps with an outlier, noise), odd sizes, ETC2 RGB and RGB A1 (random and real alpha, two
- * thresholds), perceptual weights on and off, at all four qualities, with both builds of the shader (th_eval's
- * pixel loops rolled, the default, and unrolled) and at every subgroup size the device can require (the unrolled
- * build). Fully transparent A1 blocks keep the CPU encoder's state (it does not search them).
+ * grey ramps with an outlier, noise), a grey texture whose split costs tie, odd sizes, ETC2 RGB and RGB A1
+ * (random and real alpha, two thresholds), perceptual weights on and off, at all four qualities, with both builds
+ * of the shader (th_eval's pixel loops rolled, the default, and unrolled) and at every subgroup size the device can
+ * require (the unrolled build). Fully transparent A1 blocks keep the CPU encoder's state (it does not search them).
  * The validation layer (KILN_VK_VALIDATION=1, set by the fixture) must stay silent.
  * Skipped without a Vulkan device or without shaderFloat64 / shaderInt64 (KILN_ERR_UNSUPPORTED). */
 #include "support.h"
@@ -150,15 +150,14 @@ static void load_crop(kt_gpu_fixture *fx, const char *file, uint32_t ox, uint32_
     im->h = h;
     im->px = malloc((size_t)w * h * 4);
     assert_non_null(im->px);
+    /* kiln_image storage is RGBA whatever img.channels says (grey: v, v, v, 255; RGB: alpha 255); the crops of RGB
+     * images were read with a stride of 3 bytes before (helper etcfix, 2026-11-27) */
     const uint8_t *s = img.pixels;
     for (uint32_t y = 0; y < h; y++)
-        for (uint32_t x = 0; x < w; x++)
-            for (uint32_t c = 0; c < 4; c++) {
-                size_t si = (((size_t)(oy + y) % img.height) * img.width + (ox + x) % img.width) * (size_t)img.channels;
-                uint8_t v = c < img.channels ? s[si + c] : 255;
-                if (img.channels < 3 && c < 3) v = s[si];
-                im->px[((size_t)y * w + x) * 4 + c] = v;
-            }
+        for (uint32_t x = 0; x < w; x++) {
+            size_t si = (((size_t)(oy + y) % img.height) * img.width + (ox + x) % img.width) * 4u;
+            memcpy(im->px + ((size_t)y * w + x) * 4, s + si, 4);
+        }
     kiln_image_free(&img);
 }
 
@@ -321,6 +320,26 @@ static void subgroup_sizes(void **state)
     assert_int_equal(kiln__gpu_etc2_th(fx->gpu, px, 0, 1, &params, 0, 0, &blk, &ms), KILN_ERR_INVALID_ARGUMENT);
     assert_true(strlen(kiln_last_error(fx->gpu)) > 0);
     assert_int_equal(kiln__gpu_etc2_th(fx->gpu, NULL, 1, 1, &params, 0, 0, &blk, &ms), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
+}
+
+/* A grey image (R = G = B), where the 2-means costs of two splits can tie in exact arithmetic: block (97, 101) of
+ * grey/stk_generic_rock_a_gloss_R_512_grey.png at normal, where the split costs 8998.0000000000018 (group means 26 and
+ * 356 / 6) and 8998 must rank as the CPU ranks them. The group mean 356 / 6 came out one ulp low on lavapipe (its
+ * fma on doubles rounds twice, and div_int's correction relied on a fused one), the costs tied, the stable sort kept
+ * the other split first and the block stayed ETC1 (error 1050) where the CPU takes T (942). The default pipelines of
+ * every quality (rgb_every_quality builds them), on an 8x8 crop around the block and a 32x32 crop of the same image. */
+static void grey_split_tie(void **state)
+{
+    kt_gpu_fixture *fx = *state;
+    if (!fx->gpu) skip();
+    if (unsupported(fx)) skip();
+    th_image ims[2];
+    load_crop(fx, "grey/stk_generic_rock_a_gloss_R_512_grey.png", 384, 400, 8, 8, &ims[0]);
+    load_crop(fx, "grey/stk_generic_rock_a_gloss_R_512_grey.png", 96, 160, 32, 32, &ims[1]);
+    for (int q = KILN_QUALITY_FAST; q <= KILN_QUALITY_MAX; q++)
+        for (int i = 0; i < 2; i++) compare(fx, &ims[i], q, 0, 0, 128, 0, 0);
+    for (int i = 0; i < 2; i++) free(ims[i].px);
     assert_int_equal(kt_gpu_validation_messages(fx->gpu), 0);
 }
 
@@ -496,6 +515,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rgb_every_quality),
         cmocka_unit_test(a1_every_quality),
+        cmocka_unit_test(grey_split_tie),
         cmocka_unit_test(subgroup_sizes),
         cmocka_unit_test(lane_counts),
         cmocka_unit_test(search_variants),
