@@ -19,27 +19,30 @@
 // 1. Each invocation takes one task: the high heuristic (enc_bc4.glsl, bc4_enc.c heuristic()) gives
 //    H and the pair (ha, hb); H = 0 (or no task) pushes nothing. Otherwise the distinct values with
 //    counts (extremes first), the k-means spacing bounds emin[1..8] and H go to shared memory, and the
-//    task's two root cells (the eight- and the six-value mode's (low, high) planes) to the pool.
+//    task's two root cells (the eight- and the six-value mode's (low, high) planes), bounded, to the pool
+//    where they survive: the stack holds only cells that survived their bound.
 // 2. Rounds, all invocations of the workgroup together (two barriers a round): every invocation pops one
-//    cell from the top of the shared stack (LIFO, so the search stays close to depth first), bounds it
-//    (the interval bound and the spacing bound above, the limit
-//    L = min(H, E + 1) read from the task's shared best E), and pushes the cell's non-empty quarters
-//    when it survives and is not one pair. A one-pair cell that survives has its exact error e < L:
-//    it is folded into the task's best by atomicMin of (e << 17 | key), key = mode << 16 | lo << 8 | hi
-//    (the CPU's scan order: eight-value pairs by (lo, hi), then six-value ones). Pairs of the minimal
-//    error e* < H are never dropped (every bound of theirs is <= e* < L, as E >= e*), so the minimum of
-//    the packed words is (e*, the lowest key of error e*): the CPU's pick whatever the order of the
-//    work; the heuristic's pair stays when nothing is below H (the CPU replaces it only on a strict
-//    improvement). The packing needs e < 2^15: recorded errors are below H, and H <= the error of the
-//    eight-value pair (max, min) <= 16 * 19^2 = 5776 (consecutive entries at most ceil(255 / 7) + 1
-//    apart, so every texel lies within 19 of one).
+//    cell from the top of the shared stack (LIFO, so the search stays close to depth first), bounds each
+//    of its non-empty quarters (the interval bound and the spacing bound above, the limit
+//    L = min(H, E + 1) read from the task's shared best E) and pushes those that survive and are not one
+//    pair (helper bc4m: one pop, its stack traffic and its round's barriers for up to four bounds, where
+//    each pop bounded the popped cell alone; nearly the same cells are bounded, a quarter against the
+//    limit at its parent's pop: +1.6 % on the bench image, simulated). A one-pair cell that survives
+//    has its exact error e < L: it is folded into the task's best by atomicMin of (e << 17 | key),
+//    key = mode << 16 | lo << 8 | hi (the CPU's scan order: eight-value pairs by (lo, hi), then six-value
+//    ones). Pairs of the minimal error e* < H are never dropped (every bound of theirs is <= e* < L, as
+//    E >= e*), so the minimum of the packed words is (e*, the lowest key of error e*): the CPU's pick
+//    whatever the order of the work; the heuristic's pair stays when nothing is below H (the CPU replaces
+//    it only on a strict improvement). The packing needs e < 2^15: recorded errors are below H, and H <=
+//    the error of the eight-value pair (max, min) <= 16 * 19^2 = 5776 (consecutive entries at most
+//    ceil(255 / 7) + 1 apart, so every texel lies within 19 of one).
 //    When the stack (CAP entries; the specialisation constant 5 makes it smaller for the tests) has no
-//    room for four quarters from every invocation, nothing is pushed that round: an invocation whose
-//    cell survives walks the cell's subtree itself, depth first without a stack (the cell's corner and
-//    level say where to go next), one cell a round (same bounds, same atomicMin, so the same result),
-//    and puts back the cells it pops meanwhile. (A walk of the whole subtree inside one round left
-//    whole SIMD groups of such workgroups without output on lavapipe, Mesa 22.3.6; the same logic
-//    replayed in C was exact.)
+//    room for four quarters from every invocation, nothing is pushed that round: an invocation that
+//    popped a cell walks the cell's subtree itself from its first quarter, depth first without a stack
+//    (the cell's corner and level say where to go next), one cell a round (same bounds, same atomicMin,
+//    so the same result), and puts back the cells it pops meanwhile. (A walk of the whole subtree inside
+//    one round left whole SIMD groups of such workgroups without output on lavapipe, Mesa 22.3.6; the
+//    same logic replayed in C was exact.)
 // 3. Each invocation packs its task with the best pair (or the heuristic's).
 #include "enc_bc_common.glsl"
 layout(local_size_x_id = 0) in;
@@ -120,6 +123,10 @@ shared uint s_best[WG];       // min of (error << 17 | key), NO_BEST: none below
 #ifdef BC4_F16
 shared uint s_x16[WG * 9u]; // task * 9 + j: values 2j, 2j + 1 as 16-bit floats of 2 value
 shared uint s_c16[WG * 9u]; // the counts of those values, 16 bits each
+#endif
+#ifdef BC4_F16
+uint g_x16[8], g_c16[8]; // the task being bounded: s_x16 / s_c16 in registers (load_vals), read by cell_bound
+uint g_H, g_meta;         // and its s_H, s_meta (read by visit_nb)
 #endif
 shared uint s_stk[CAP];       // cells: task | mode << 8 | lev << 9 | r0 << 13 | c0 << 21
 shared uint s_push[2];
@@ -224,14 +231,13 @@ uint cell_bound(bool eight, int l1, int l2, int h1, int h2, uint tl, int n, uint
         // values' loads wait only for the task's index, and eight independent chains (H100 2026-11-27 14:16 UTC, with
         // bit 30: bc4 4096^2 max 5.79 -> 4.64 ms; eight values an iteration 5.02, the entries' min as a tree or
         // (C, W) in one register: no gain)
-        const uint j = tl * 9u;
         uint part[8];
         [[unroll]] for (uint h = 0u; h < 8u; h++) {
-            const f16vec2 X = unpackFloat2x16(s_x16[j + h]);
+            const f16vec2 X = unpackFloat2x16(g_x16[h]);
             f16vec2 m = abs(X - C2[0]) - W2[0];
             [[unroll]] for (int i = 1; i < 8; i++) m = min(m, abs(X - C2[i]) - W2[i]);
             const uint mb = packFloat2x16(max(m, f16vec2(0.0hf)) + f16vec2(1024.0hf));
-            const uint m0 = mb & 1023u, m1 = (mb >> 16u) & 1023u, cw = s_c16[j + h];
+            const uint m0 = mb & 1023u, m1 = (mb >> 16u) & 1023u, cw = g_c16[h];
             part[h] = m0 * m0 * (cw & 65535u) + m1 * m1 * (cw >> 16u);
         }
         const uint s4 = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
@@ -295,9 +301,16 @@ bool visit_nb(uint tl, int mode, int lev, int r0, int c0, out uint leafw)
     const bool eight = mode == 0;
     int l1, l2, h1, h2;
     const bool ok = clip(eight, lev, r0, c0, l1, l2, h1, h2);
+#ifdef BC4_F16
+    const uint lim = min(g_H, (s_best[tl] >> 17u) + 1u);
+    const uint meta = g_meta;
+#else
     const uint lim = min(s_H[tl], (s_best[tl] >> 17u) + 1u);
     const uint meta = s_meta[tl];
-    const int g = (h1 - l2) / (eight ? 7 : 5);
+#endif
+    // (g by multiplication, floor(n / 7) = n 2341 >> 14, floor(n / 5) = n 3277 >> 14 for 0 <= n <= 1785 (as
+    // cell_bound's bit 31); a negative span difference gives 0 where C gives g <= 0: the same tests below)
+    const int g = int((uint(max(h1 - l2, 0)) * (eight ? 2341u : 3277u)) >> 14u);
     const int w = int((meta >> 8u) & 511u);
     const int extra = 3 + (eight ? 0 : int((meta >> 20u) & 1u) + int((meta >> 21u) & 1u));
     const int lv = int((float(w) + 0.5) * (1.0 / float(max(g, 1)))) + extra;
@@ -307,6 +320,21 @@ bool visit_nb(uint tl, int mode, int lev, int r0, int c0, out uint leafw)
     const uint key = (uint(mode) << 16u) | (uint(l1 - R_LO) << 8u) | uint(h1 - R_LO);
     leafw = live && one ? (bnd << 17u) | key : NO_BEST;
     return live && !one;
+}
+
+// Bit 29: task tl's value slots into g_x16 / g_c16, its H and meta into g_H, g_meta, once for the quarters of a
+// popped cell instead of once a bound (H100 2026-11-27 22:07 UTC, bc4 4096^2 max: the quarters in a loop 3.70 ms,
+// + the slots in registers and visit_nb's g by multiplication 3.54, + the quarters unrolled 3.29; main 4.37)
+void load_vals(uint tl)
+{
+#ifdef BC4_F16
+    [[unroll]] for (uint h = 0u; h < 8u; h++) {
+        g_x16[h] = s_x16[tl * 9u + h];
+        g_c16[h] = s_c16[tl * 9u + h];
+    }
+    g_H = s_H[tl];
+    g_meta = s_meta[tl];
+#endif
 }
 
 // Bounds the cell (mode, lev, r0, c0) of task tl; a surviving one-pair cell is folded into the task's
@@ -643,8 +671,11 @@ void main()
     if (!S1_IN && valid && H > 0u) six_floor(lid, s_val[lid * 17u] & 0xffffu, s_val[lid * 17u + 1u] & 0xffffu);
     s_H[lid] = H;
     s_best[lid] = NO_BEST;
-    s_stk[2u * lid] = H > 0u ? cell_item(lid, 0, 8, 0, 0) : EMPTY;
-    s_stk[2u * lid + 1u] = H > 0u ? cell_item(lid, 1, 8, 0, 0) : EMPTY;
+    // the roots bounded here: the stack holds cells that survived their bound (each pop bounds its quarters)
+    const bool root = H > 0u && !NO_SEARCH;
+    if (root) load_vals(lid);
+    s_stk[2u * lid] = root && visit(lid, 0, 8, 0, 0) ? cell_item(lid, 0, 8, 0, 0) : EMPTY;
+    s_stk[2u * lid + 1u] = root && visit(lid, 1, 8, 0, 0) ? cell_item(lid, 1, 8, 0, 0) : EMPTY;
 
     // the rounds: t cells on the stack (the same value in every invocation), pushes of round r counted
     // in s_push[r & 1] (reset by invocation 0 in round r, read by everyone in round r + 1). Without room
@@ -671,19 +702,9 @@ void main()
         // (pushes: at most 4 per invocation with room, else only the walkers' cells put back, <= take)
         const bool room = base + 4u * WG <= capl;
         if (walking && item != EMPTY) s_stk[base + atomicAdd(s_push[r & 1u], 1u)] = item;
-        uint tl = wtl;
-        int mode = wmode, lev = wlev, r0 = wr, c0 = wc;
-        if (!walking) {
-            if (item == EMPTY) continue;
-            tl = item & 255u;
-            mode = int((item >> 8u) & 1u);
-            lev = int((item >> 9u) & 15u);
-            r0 = int((item >> 13u) & 255u);
-            c0 = int((item >> 21u) & 255u);
-        }
-        const bool descend = visit(tl, mode, lev, r0, c0);
         if (walking) {
-            if (descend) { wlev--; continue; } // first quarter: the same corner
+            load_vals(wtl);
+            if (visit(wtl, wmode, wlev, wr, wc)) { wlev--; continue; } // first quarter: the same corner
             for (;;) { // the next quarter of the parent (order (r, c) = 00, 01, 10, 11), else up
                 if (wlev == wlev0) { walking = false; break; }
                 const int sd = 1 << wlev;
@@ -697,16 +718,10 @@ void main()
             if (!walking) atomicAdd(s_walk, 0xffffffffu);
             continue;
         }
-        if (!descend) continue;
-        const int sd = 1 << (lev - 1);
-        const bool eight = mode == 0;
-        uint mask = 0u;
-        [[unroll]] for (int q = 0; q < 4; q++) {
-            const int rr = r0 + ((q & 2) != 0 ? sd : 0), cc = c0 + ((q & 1) != 0 ? sd : 0);
-            int l1, l2, h1, h2;
-            if (clip(eight, lev - 1, rr, cc, l1, l2, h1, h2)) mask |= 1u << uint(q);
-        }
-        if (mask == 0u) continue;
+        if (item == EMPTY) continue;
+        const uint tl = item & 255u;
+        const int mode = int((item >> 8u) & 1u), lev = int((item >> 9u) & 15u);
+        const int r0 = int((item >> 13u) & 255u), c0 = int((item >> 21u) & 255u);
         if (!room) { // walk the subtree from its first quarter on
             walking = true;
             wtl = tl;
@@ -718,6 +733,17 @@ void main()
             atomicAdd(s_walk, 1u);
             continue;
         }
+        // the popped cell survived its bound: bound its quarters here (one pop's overhead for up to four bounds;
+        // a one-pair quarter is folded into the best by visit) and push those that survive; unrolled: four
+        // independent bound chains (H100: 3.29 ms vs 3.54 in a loop, 103 registers vs 91)
+        const int sd = 1 << (lev - 1);
+        uint mask = 0u;
+        load_vals(tl);
+        [[unroll]] for (int q = 0; q < 4; q++) {
+            const int rr = r0 + ((q & 2) != 0 ? sd : 0), cc = c0 + ((q & 1) != 0 ? sd : 0);
+            if (visit(tl, mode, lev - 1, rr, cc)) mask |= 1u << uint(q);
+        }
+        if (mask == 0u) continue;
         uint p = base + atomicAdd(s_push[r & 1u], uint(bitCount(mask)));
         [[unroll]] for (int q = 0; q < 4; q++) {
             if ((mask & (1u << uint(q))) == 0u) continue;
