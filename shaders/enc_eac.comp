@@ -65,12 +65,13 @@ const uint64_t UMAX = 0xffffffffffffffffUL;
 // (each lane keeps its own in a register) and s_ja lb0's terms (both rewritten only after the barriers that end
 // their reads).
 shared uint s_modp[32];   // the EAC modifiers as signed bytes: modifier i of table t in byte (t * 8 + i) & 3 of word (t * 8 + i) >> 2
-shared uint64_t s_err[64];  // each lane's error; SPACING: during the DP its row (float bits, job slot * 16 + j - 1)
+shared uint64_t s_err[64];
 shared uint s_key[64];    // prelude: each lane's target; then each lane's key
 shared uint s_amb[64];    // each lane's (table's) ambiguity flag (bit 0) and estimated multiplier (bits 1..4); then the indices
 shared uint s_bound[4]; // per job: an upper bound of the best error found so far, in units of 2^BSHIFT
 shared uint s_zkey[4];  // per job: the smallest key found with error lb0 (0xffffffff: none yet)
 shared uint s_next[4];  // per job, the next (table, rank) unit of the exact search
+shared float s_dp[128];    // SPACING: the DP's two rows (64 each: job slot * 16 + j - 1)
 shared float s_emin[32];   // SPACING: per job, emin[k] at slot * 8 + k - 1
 shared uint s_msp[32];     // per table t, byte r - 2 (r = 2..8) of words 2 t, 2 t + 1: the smallest span of r consecutive sorted modifiers
 shared int s_srt[64];      // each job's targets, sorted
@@ -213,12 +214,12 @@ void spacing_dp(uint lid, uint slot, uint lane)
             qx += uint64_t(v * v);
         }
     float e = float(uint64_t(j) * qx - uint64_t(sx * sx)) * RCP[j];
-    s_err[lid] = uint64_t(floatBitsToUint(e));
+    s_dp[lid] = e;
     if (j == 16u) s_emin[slot * 8u] = e * EMIN_SAFE;
     barrier();
     for (uint k = 2u; k <= 7u; k++) {
-        // one row, in s_err (512 B of shared memory fewer): read it, barrier, write it
-        float bst = uintBitsToFloat(uint(s_err[lid]));
+        const uint rd = (k & 1u) * 64u, wr = 64u - rd;
+        float bst = s_dp[rd + lid];
         // the last group: the sorted targets i..j-1 (c = j - i of them), their sums built from i = j - 1 down
         int64_t sy = 0;
         uint64_t qy = 0UL;
@@ -227,10 +228,9 @@ void spacing_dp(uint lid, uint slot, uint lane)
             const int64_t v = int64_t(s_srt[sb + i]);
             sy += v;
             qy += uint64_t(v * v);
-            bst = min(bst, uintBitsToFloat(uint(s_err[sb + i - 1u])) + float(uint64_t(c) * qy - uint64_t(sy * sy)) * RCP[c]);
+            bst = min(bst, s_dp[rd + sb + i - 1u] + float(uint64_t(c) * qy - uint64_t(sy * sy)) * RCP[c]);
         }
-        barrier();
-        s_err[lid] = uint64_t(floatBitsToUint(bst));
+        s_dp[wr + lid] = bst;
         if (j == 16u) s_emin[slot * 8u + k - 1u] = bst * EMIN_SAFE;
         barrier();
     }
