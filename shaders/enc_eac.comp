@@ -40,7 +40,9 @@
 // 42.4 in the same run; RG11 max 87.5 -> 57.1-57.7; same bytes; docs/PERFORMANCE.md). Helper eac: the gap bound,
 // one window per distinct target (middle-out), the midpoint nearest level and less shared memory (the kernel
 // slows with every KB: the windows' targets by sorted position, lb0's terms in 32 bits, the estimated multiplier
-// beside the flag, the spans in bytes): see docs/PERFORMANCE.md.
+// beside the flag, the spans in bytes): 20.8 ms, see docs/PERFORMANCE.md. Helper eacl: the job's bound and tie key
+// published only when they drop and read with plain loads (19.5), no spacing prefix sums, the modifiers in bytes, the
+// prelude's targets and lb0 terms in s_key / s_ja (19.15 ms; 4064 B shared as the driver reports it, was 5016).
 layout(local_size_x = 64) in;
 // The quality is a push constant (one pipeline for all four). PRUNE (specialisation constant 3): bit 1 = the
 // spacing bound (high and max only: at normal it costs more than it saves on the H100): a (table, multiplier)
@@ -52,33 +54,38 @@ layout(constant_id = 3) const int PRUNE = 0;
 const bool SPACING = (PRUNE & 2) != 0;
 const bool PROF_NOSEARCH = (PRUNE & 512) != 0;
 
+#define EAC_PACKED_MODS // the modifiers as bytes (s_modp below), not enc_etc_eac.glsl's s_mod
 #include "enc_etc_eac.glsl"
 
 layout(std430, binding = 2) writeonly buffer Flags { uint w[]; } flags;
 
 const uint64_t UMAX = 0xffffffffffffffffUL;
 
-shared int s_tgt[64];
+// Shared memory is kept small (the kernel slows with every KB on the H100): in the prelude s_key holds the targets
+// (each lane keeps its own in a register) and s_ja lb0's terms (both rewritten only after the barriers that end
+// their reads).
+shared uint s_modp[32];   // the EAC modifiers as signed bytes: modifier i of table t in byte (t * 8 + i) & 3 of word (t * 8 + i) >> 2
 shared uint64_t s_err[64];
-shared uint s_key[64];
+shared uint s_key[64];    // prelude: each lane's target; then each lane's key
 shared uint s_amb[64];    // each lane's (table's) ambiguity flag (bit 0) and estimated multiplier (bits 1..4); then the indices
 shared uint s_bound[4]; // per job: an upper bound of the best error found so far, in units of 2^BSHIFT
 shared uint s_zkey[4];  // per job: the smallest key found with error lb0 (0xffffffff: none yet)
 shared uint s_next[4];  // per job, the next (table, rank) unit of the exact search
-shared int64_t s_ps[68];   // SPACING: per job, prefix sums of the sorted targets (17 each)
-shared uint64_t s_pq[68];  // SPACING: and of their squares
 shared float s_dp[128];    // SPACING: the DP's two rows (64 each: job slot * 16 + j - 1)
 shared float s_emin[32];   // SPACING: per job, emin[k] at slot * 8 + k - 1
 shared uint s_msp[32];     // per table t, byte r - 2 (r = 2..8) of words 2 t, 2 t + 1: the smallest span of r consecutive sorted modifiers
 shared int s_srt[64];      // each job's targets, sorted
 shared uint s_any;         // some job of the workgroup runs the exact search
-shared int s_ja[64];       // per job and window w, at slot * 16 + w: the lowest b + k_i in the window (see wmask)
+shared int s_ja[64];       // per job and window w, at slot * 16 + w: the lowest b + k_i in the window (see wmask);
+                           // prelude: each lane's squared distance to the nearest representable value (lb0; <= 2^30)
 shared int s_jh[64];       // and 31 - the highest
 shared uint s_jwb[4];      // per job: the bound (units of 2^BSHIFT) its windows were computed for
-shared uint s_d2[64];      // each lane's squared distance to the nearest representable value (lb0; < 2^30 + 1)
 shared uint s_dw[64];      // per job and window w, at slot * 16 + w: the sorted position of its target (bits 0..3),
                            // the radius divisor (4..8: the multiplicity, 2 under the one-miss rule), 512 without that rule
 shared uint s_nw[4];       // per job, the number of windows (distinct targets)
+
+// Modifier i (0..7) of table t at index t * 8 + i.
+int emod(int idx) { return bitfieldExtract(int(s_modp[idx >> 2]), 8 * (idx & 3), 8); }
 
 // Errors of the 11-bit kinds reach 2^58: the shared bound keeps them rounded up to 2^26 units (about
 // 1.6% of one squared 11-bit step), the 8-bit alpha exactly.
@@ -196,20 +203,32 @@ void spacing_dp(uint lid, uint slot, uint lane)
     // is N / c with N = c * sum(t^2) - sum(t)^2 exact in 64-bit integers (|t| < 2^28, c <= 16), computed as
     // N * (1 / c) (c runs over the lanes in step: a uniform index into RCP) in floats, whose relative error is
     // covered by EMIN_SAFE (above). Row 8 is never read (the bound takes K < 8 levels).
-    const uint j = lane + 1u, jb = slot * 17u;
+    const uint j = lane + 1u, sb = slot * 16u;
     barrier();
-    int64_t sx = s_ps[jb + j];
-    float e = float(uint64_t(j) * s_pq[jb + j] - uint64_t(sx * sx)) * RCP[j];
+    int64_t sx = 0;
+    uint64_t qx = 0UL;
+    for (uint i = 0u; i < 16u; i++)
+        if (i < j) {
+            const int64_t v = int64_t(s_srt[sb + i]);
+            sx += v;
+            qx += uint64_t(v * v);
+        }
+    float e = float(uint64_t(j) * qx - uint64_t(sx * sx)) * RCP[j];
     s_dp[lid] = e;
     if (j == 16u) s_emin[slot * 8u] = e * EMIN_SAFE;
     barrier();
     for (uint k = 2u; k <= 7u; k++) {
         const uint rd = (k & 1u) * 64u, wr = 64u - rd;
         float bst = s_dp[rd + lid];
+        // the last group: the sorted targets i..j-1 (c = j - i of them), their sums built from i = j - 1 down
+        int64_t sy = 0;
+        uint64_t qy = 0UL;
         for (uint c = 1u; c < j; c++) {
             const uint i = j - c;
-            int64_t sy = s_ps[jb + j] - s_ps[jb + i];
-            bst = min(bst, s_dp[rd + slot * 16u + i - 1u] + float(uint64_t(c) * (s_pq[jb + j] - s_pq[jb + i]) - uint64_t(sy * sy)) * RCP[c]);
+            const int64_t v = int64_t(s_srt[sb + i]);
+            sy += v;
+            qy += uint64_t(v * v);
+            bst = min(bst, s_dp[rd + sb + i - 1u] + float(uint64_t(c) * qy - uint64_t(sy * sy)) * RCP[c]);
         }
         s_dp[wr + lid] = bst;
         if (j == 16u) s_emin[slot * 8u + k - 1u] = bst * EMIN_SAFE;
@@ -226,13 +245,16 @@ void main()
     const bool live = job < pc.njobs;
     const int QUALITY = pc.quality;
     const int MRAD = QUALITY == 0 ? 0 : 1, BRAD = QUALITY == 0 ? 1 : 0;
-    eac_load_mods(lid, 64u);
-    if (live) s_tgt[lid] = eac_target(job, lane);
+    if (lid < 32u)
+        s_modp[lid] = (uint(EAC_MOD[lid * 4u]) & 255u) | ((uint(EAC_MOD[lid * 4u + 1u]) & 255u) << 8u) |
+                      ((uint(EAC_MOD[lid * 4u + 2u]) & 255u) << 16u) | (uint(EAC_MOD[lid * 4u + 3u]) << 24u);
+    const int own = live ? eac_target(job, lane) : 0; // this lane's target
+    s_key[lid] = uint(own);
     barrier();
     if (QUALITY >= 1 && lid < 16u) {
         // the gap bound's and the level count's per-table smallest spans of r consecutive sorted modifiers (< 30)
         int so[8];
-        for (int i = 0; i < 8; i++) so[i] = s_mod[lid * 8u + uint(i < 4 ? 3 - i : i)]; // increasing
+        for (int i = 0; i < 8; i++) so[i] = emod(int(lid) * 8 + (i < 4 ? 3 - i : i)); // increasing
         uint pk[2] = uint[2](0u, 0u);
         for (int r = 2; r <= 8; r++) {
             int sp = so[r - 1] - so[0];
@@ -245,15 +267,15 @@ void main()
     if (live) {
         {
             // lb0's term of this lane's target
-            int x = s_tgt[lid], n = x >= 0 ? x / SCALE : -((SCALE - 1 - x) / SCALE);
+            int x = own, n = x >= 0 ? x / SCALE : -((SCALE - 1 - x) / SCALE);
             uint d = uint(min(abs(x - clamp(n, VMIN, VMAX) * SCALE), abs(x - clamp(n + 1, VMIN, VMAX) * SCALE)));
-            s_d2[lid] = d * d;
+            s_ja[lid] = int(d * d);
         }
         // rank sort: each lane counts the targets below its own (ties by position)
-        int v = s_tgt[lid];
+        int v = own;
         uint r = 0u;
         for (uint p = 0u; p < 16u; p++) {
-            int w = s_tgt[slot * 16u + p];
+            int w = int(s_key[slot * 16u + p]);
             r += (w < v || (w == v && p < lane)) ? 1u : 0u;
         }
         s_srt[slot * 16u + r] = v;
@@ -272,7 +294,7 @@ void main()
             cmin += T[p] == tmin ? 1 : 0;
             cmax += T[p] == tmax ? 1 : 0;
         }
-        for (int p = 0; p < 16; p++) lb0 += uint64_t(s_d2[slot * 16u + uint(p)]);
+        for (int p = 0; p < 16; p++) lb0 += uint64_t(uint(s_ja[slot * 16u + uint(p)]));
         if (QUALITY >= 1) {
             // one window per distinct target (helper eac): the smallest, the largest, then the others middle-out
             // (nd / 2, nd / 2 - 1, nd / 2 + 1, ...); lane = sorted position, the first of each run writes its window
@@ -293,21 +315,6 @@ void main()
             }
             if (lane == 0u) s_nw[slot] = nd;
         }
-        if (SPACING && QUALITY >= 2) {
-            int64_t sj = 0;
-            uint64_t qj = 0UL;
-            for (int i = 0; i < 16; i++)
-                if (i <= int(lane)) {
-                    sj += int64_t(T[i]);
-                    qj += uint64_t(int64_t(T[i]) * int64_t(T[i]));
-                }
-            s_ps[slot * 17u + lane + 1u] = sj;
-            s_pq[slot * 17u + lane + 1u] = qj;
-            if (lane == 0u) {
-                s_ps[slot * 17u] = 0;
-                s_pq[slot * 17u] = 0UL;
-            }
-        }
         // evaluation order for early exits: the extremes first, then inwards (the error is a sum of
         // integers: any order gives the same value)
         int U[16];
@@ -322,7 +329,7 @@ void main()
     // ---- the range estimate, lane = table
     const int t = int(lane);
     int mods[8];
-    for (int i = 0; i < 8; i++) mods[i] = s_mod[t * 8 + i];
+    for (int i = 0; i < 8; i++) mods[i] = emod(t * 8 + i);
     int est_m = 0;
     uint64_t be = UMAX;
     uint bk = 0xffffffffu, amb = 0u;
@@ -403,7 +410,7 @@ void main()
         int lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0; // the extremes' windows: the decoded values some level must take
         const int nw = int(s_nw[slot]);
         uint hw = 0u; // the windows without the one-miss rule (bit w)
-        for (int w = 0; w < nw; w++) hw |= (s_dw[slot * 16u + uint(w)] & 512u) != 0u ? 1u << uint(w) : 0u;
+        uint pub_b = 0xffffffffu, pub_z = 0xffffffffu; // the bound (units) and tie key this lane last published
         // multipliers from the estimate outwards: good bounds early (ties resolve by key, not order)
         const uint NUNITS = QUALITY == 1 ? 80u : 496u; // 16 tables x ranks 0..4 (normal) / 0..30
         for (;;) {
@@ -417,9 +424,22 @@ void main()
             // Ties: a candidate wins only with a smaller error, or the same error and a smaller key. Once
             // some lane has error lb0 at key zk, every key above zk is out (flat or near-flat channels have
             // hundreds of zero-error (m, t, b): without this each lane evaluated all of them).
+            // The lane publishes its bound and tie key only when they dropped since it last did (one atomicMin each)
+            // and reads the job's with plain loads: a stale read gives a larger bound / key, still exact since every
+            // rule keeps ties and the lane's own best (tb, tk) is kept privately (helper eacl: 2 shared atomics
+            // fewer per unit).
             uint zk = tb == lb0 ? tk : 0xffffffffu;
-            uint64_t B = min(min(e_est, tb), bound_value(atomicMin(s_bound[slot], bound_units(tb))));
-            zk = min(zk, atomicMin(s_zkey[slot], zk));
+            const uint ub = bound_units(tb);
+            if (ub < pub_b) {
+                atomicMin(s_bound[slot], ub);
+                pub_b = ub;
+            }
+            if (zk < pub_z) {
+                atomicMin(s_zkey[slot], zk);
+                pub_z = zk;
+            }
+            uint64_t B = min(min(e_est, tb), bound_value(s_bound[slot]));
+            zk = min(zk, s_zkey[slot]);
             if (zk < lexkey(m, t, BMIN)) continue;
             // every key of this (t, m) is above the lane's best key: only a strictly smaller error wins
             // (tb > lb0 here, else zk <= tk would have skipped it)
@@ -444,7 +464,7 @@ void main()
                 }
             }
             int f = eac_factor(m), off[8];
-            for (int i = 0; i < 8; i++) off[i] = s_mod[t * 8 + i] * f;
+            for (int i = 0; i < 8; i++) off[i] = emod(t * 8 + i) * f;
             {
                 // the gap bound: two targets x < y served by levels of one base are served by two equal levels or by
                 // two levels at least dl apart (dl = the table's smallest gap between modifiers times the factor),
@@ -481,7 +501,7 @@ void main()
             const int hhi = hi0 >= VMAX ? BMAX : min(BMAX, fdivstep(hi0 - off[3] - C0));
             // the level shifts k_i (see wmask)
             int kk[8];
-            for (int i = 0; i < 8; i++) kk[i] = STEP == 1 ? off[i] : (m != 0 ? s_mod[t * 8 + i] * m : (s_mod[t * 8 + i] >> 3));
+            for (int i = 0; i < 8; i++) kk[i] = STEP == 1 ? off[i] : (m != 0 ? emod(t * 8 + i) * m : (emod(t * 8 + i) >> 3));
             const int adjm = STEP != 1 && m == 0 ? 1 : 0;
             bool stop = false;
             for (int cs = hlo; cs <= hhi && !stop; cs += 32) {
@@ -538,11 +558,11 @@ void main()
     const uint k = (QUALITY >= 1 && e_est > lb0 && e_s < e_est) ? k_s : k_est;
     const int b = int(k & 255u) + BMIN, tt = int((k >> 8u) & 15u), m = int(k >> 12u);
     if (live) {
-        const int f = eac_factor(m), c = STEP * b + C0, x = s_tgt[lid];
-        uint bd = uint(abs(x - eac_level(c, s_mod[tt * 8] * f)));
+        const int f = eac_factor(m), c = STEP * b + C0, x = own;
+        uint bd = uint(abs(x - eac_level(c, emod(tt * 8) * f)));
         uint bi = 0u;
         for (int i = 1; i < 8; i++) {
-            uint d = uint(abs(x - eac_level(c, s_mod[tt * 8 + i] * f)));
+            uint d = uint(abs(x - eac_level(c, emod(tt * 8 + i) * f)));
             if (d < bd) {
                 bd = d;
                 bi = uint(i);

@@ -43,12 +43,14 @@ const int SCALE = KIND == 0 ? 1 : (KIND == 1 ? 65535 : 65536);
 
 #include "etc_tables.glsl"
 
+#ifndef EAC_PACKED_MODS
 // EAC modifiers in shared memory (constant arrays indexed per thread are slow on some drivers).
 shared int s_mod[128];
 void eac_load_mods(uint lid, uint wg)
 {
     for (uint i = lid; i < 128u; i += wg) s_mod[i] = EAC_MOD[i];
 }
+#endif
 
 // The target of pixel p (row-major) of a job, with edge replication at the right and bottom borders.
 int eac_target(uint job, uint p)
@@ -78,6 +80,7 @@ uint64_t eac_pixel_err(int t, int L[8])
     return uint64_t(md) * uint64_t(md);
 }
 
+#ifndef EAC_PACKED_MODS
 // Packs base b, table t, multiplier m and the targets' nearest-level indices (the first index of the
 // smallest error, as the CPU does) and writes the 8 bytes of `job`.
 void eac_write(uint job, int T[16], int b, int t, int m)
@@ -105,3 +108,4 @@ void eac_write(uint job, int T[16], int b, int t, int m)
     dst.w[o] = (hi >> 24u) | ((hi >> 8u) & 0xff00u) | ((hi << 8u) & 0xff0000u) | (hi << 24u);
     dst.w[o + 1u] = (lo >> 24u) | ((lo >> 8u) & 0xff00u) | ((lo << 8u) & 0xff0000u) | (lo << 24u);
 }
+#endif
