@@ -410,6 +410,7 @@ void main()
         int lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0; // the extremes' windows: the decoded values some level must take
         const int nw = int(s_nw[slot]);
         uint hw = 0u; // the windows without the one-miss rule (bit w)
+        for (int w = 0; w < nw; w++) hw |= (s_dw[slot * 16u + uint(w)] & 512u) != 0u ? 1u << uint(w) : 0u;
         uint pub_b = 0xffffffffu, pub_z = 0xffffffffu; // the bound (units) and tie key this lane last published
         // multipliers from the estimate outwards: good bounds early (ties resolve by key, not order)
         const uint NUNITS = QUALITY == 1 ? 80u : 496u; // 16 tables x ranks 0..4 (normal) / 0..30
