@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 // enc_eac.comp - kiln's EAC encoder (R11 / RG11 unsigned and signed, ETC2 RGBA alpha): the output is
 // bit-identical to src/codec/eac_enc.c at the same quality, tie-breaking included.
 //
@@ -43,6 +44,7 @@
 // beside the flag, the spans in bytes): 20.8 ms, see docs/PERFORMANCE.md. Helper eacl: the job's bound and tie key
 // published only when they drop and read with plain loads (19.5), no spacing prefix sums, the modifiers in bytes, the
 // prelude's targets and lb0 terms in s_key / s_ja (19.15 ms; 4064 B shared as the driver reports it, was 5016).
+// Helper eacw: the DP's group costs once per lane, the last midpoint as lo + hi (see docs/PERFORMANCE.md).
 layout(local_size_x = 64) in;
 // The quality is a push constant (one pipeline for all four). PRUNE (specialisation constant 3): bit 1 = the
 // spacing bound (high and max only: at normal it costs more than it saves on the H100): a (table, multiplier)
@@ -98,7 +100,8 @@ int cdivstep(int a) { return STEP == 1 ? a : -((-a) >> 3); }
 
 // Error of base b with offsets off[], stopping once it exceeds limit, tested every second pixel (helper eacp:
 // H100 R11 max -6 %; the pixel loop written out: T is indexed by constants only). The nearest level by three
-// midpoint tests (helper eac: H100 R11 max -8 %, was a minimum over the 8 levels).
+// midpoint tests (helper eac: H100 R11 max -8 %, was a minimum over the 8 levels); the last midpoint is lo + hi of the
+// chosen pair (helper eacw: was one of 4 precomputed sums by 3 selects; H100 R11 max -2.7 %).
 uint64_t eval_b(int T[16], int b, int off[8], uint64_t limit)
 {
     int L[8];
@@ -108,10 +111,9 @@ uint64_t eval_b(int T[16], int b, int off[8], uint64_t limit)
     // the order), the nearest found by three midpoint tests (2 x against the sum of two neighbours; |x| < 2^28)
     for (int i = 0; i < 8; i++) L[i] = eac_level(c, off[i < 4 ? 3 - i : i]);
     const int p34 = L[3] + L[4], p12 = L[1] + L[2], p56 = L[5] + L[6];
-    const int p01 = L[0] + L[1], p23 = L[2] + L[3], p45 = L[4] + L[5], p67 = L[6] + L[7];
 #define EVS(p) { const int x = T[p], x2 = 2 * x; const bool h = x2 > p34, q = x2 > (h ? p56 : p12); \
     const int lo = h ? (q ? L[6] : L[4]) : (q ? L[2] : L[0]), hi = h ? (q ? L[7] : L[5]) : (q ? L[3] : L[1]); \
-    const int ps = h ? (q ? p67 : p45) : (q ? p23 : p01); const uint d = uint(abs(x - (x2 > ps ? hi : lo))); \
+    const int ps = lo + hi; const uint d = uint(abs(x - (x2 > ps ? hi : lo))); \
     e += uint64_t(d) * uint64_t(d); }
 #define EVS2(p) EVS(p) EVS(p + 1) if (e > limit) return e;
     EVS2(0) EVS2(2) EVS2(4) EVS2(6) EVS2(8) EVS2(10) EVS2(12) EVS2(14)
@@ -201,35 +203,35 @@ void spacing_dp(uint lid, uint slot, uint lane)
     // programming over contiguous groups of the sorted targets), one column per lane: row k holds the
     // best error of <= k groups of the sorted targets 0..j-1, emin[k] = row k at j = 16. A group's cost
     // is N / c with N = c * sum(t^2) - sum(t)^2 exact in 64-bit integers (|t| < 2^28, c <= 16), computed as
-    // N * (1 / c) (c runs over the lanes in step: a uniform index into RCP) in floats, whose relative error is
+    // N * (1 / c) (the unrolled loops make c a constant index into RCP) in floats, whose relative error is
     // covered by EMIN_SAFE (above). Row 8 is never read (the bound takes K < 8 levels).
     const uint j = lane + 1u, sb = slot * 16u;
     barrier();
-    int64_t sx = 0;
-    uint64_t qx = 0UL;
-    for (uint i = 0u; i < 16u; i++)
-        if (i < j) {
-            const int64_t v = int64_t(s_srt[sb + i]);
-            sx += v;
-            qx += uint64_t(v * v);
+    // G[c - 1]: the cost of the last group of c sorted targets j - c .. j - 1 (c < j), once per lane in registers, the
+    // same floats for every row (helper eacw: they were recomputed for each of the 6 rows; H100 prelude 3.13 -> 2.41 ms)
+    float G[15];
+    float e1 = 0.0;
+    int64_t sy = 0;
+    uint64_t qy = 0UL;
+    [[unroll]] for (uint c = 1u; c <= 16u; c++) {
+        float g = 0.0;
+        if (c <= j) {
+            const int64_t v = int64_t(s_srt[sb + j - c]);
+            sy += v;
+            qy += uint64_t(v * v);
+            g = float(uint64_t(c) * qy - uint64_t(sy * sy)) * RCP[c];
         }
-    float e = float(uint64_t(j) * qx - uint64_t(sx * sx)) * RCP[j];
-    s_dp[lid] = e;
-    if (j == 16u) s_emin[slot * 8u] = e * EMIN_SAFE;
+        if (c < 16u) G[c - 1u] = g;
+        if (c == j) e1 = g;
+    }
+    s_dp[lid] = e1;
+    if (j == 16u) s_emin[slot * 8u] = e1 * EMIN_SAFE;
     barrier();
     for (uint k = 2u; k <= 7u; k++) {
         const uint rd = (k & 1u) * 64u, wr = 64u - rd;
         float bst = s_dp[rd + lid];
-        // the last group: the sorted targets i..j-1 (c = j - i of them), their sums built from i = j - 1 down
-        int64_t sy = 0;
-        uint64_t qy = 0UL;
-        for (uint c = 1u; c < j; c++) {
-            const uint i = j - c;
-            const int64_t v = int64_t(s_srt[sb + i]);
-            sy += v;
-            qy += uint64_t(v * v);
-            bst = min(bst, s_dp[rd + sb + i - 1u] + float(uint64_t(c) * qy - uint64_t(sy * sy)) * RCP[c]);
-        }
+        [[unroll]] for (uint c = 1u; c < 16u; c++)
+            if (c < j) bst = min(bst, s_dp[rd + sb + j - c - 1u] + G[c - 1u]);
         s_dp[wr + lid] = bst;
         if (j == 16u) s_emin[slot * 8u + k - 1u] = bst * EMIN_SAFE;
         barrier();
