@@ -89,8 +89,12 @@
  * (option bit 27, added to the default options; KILN_GPU_BC4_POOL_OPT replaces them). H100 2026-11-27 08:13 UTC
  * (`gpu_encode --size 4096 --formats bc4 --qualities max --strategies kiln --runs 5 --no-cpu`, kernel min ms, two
  * rounds): split 1 wg 64 9.08, 9.15; wg 32 8.87, 8.88; + bit 27 7.90, 7.87; split 2 wg 32 8.84, 8.86; + bit 27
- * 7.63, 7.62 (the default); split 2 wg 64 + bit 27 7.73, 7.72; split 0 (one kernel) 11.54. */
-#define KILN_EBC_BC4_LIST_WG 32u
+ * 7.63, 7.62 (then the default); split 2 wg 64 + bit 27 7.73, 7.72; split 0 (one kernel) 11.54. With helper bc4m's
+ * search (four quarters a pop) 64 is faster: H100 2026-11-28 ~02:17 UTC (helper bc5p, `gpu_encode --size 4096 --formats
+ * F --qualities max --strategies kiln --runs 20 --no-cpu`, kernel min ms, three rounds, main's binary alternated):
+ * bc5 5.925-5.936 -> 5.884-5.892, bc4 3.263-3.267 -> 3.215-3.226, bc5-snorm 7.170-7.182 -> 7.071-7.080, bc4-snorm
+ * 4.000-4.001 -> 3.906-3.910; workgroup 128: bc5 5.954, 5.959, bc4 3.235, 3.232. */
+#define KILN_EBC_BC4_LIST_WG 64u
 #define KILN_EBC_BC4_LIST_STACK16 0x8000000u
 /* with the split (helper bc4n), added to the step-1 and search kernels' default options (KILN_GPU_BC4_POOL_OPT
  * replaces them): bit 31, the cell's entry ranges without a branch on the mode; where the device has shaderFloat16
