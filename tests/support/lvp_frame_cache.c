@@ -91,6 +91,12 @@ static slot *find(uintptr_t p)
     return NULL;
 }
 
+/* whether a loaded module's path names one of the two drivers */
+static int driver_path(const char *path)
+{
+    return path && (strstr(path, "libvulkan_lvp") || strstr(path, "swrast_dri"));
+}
+
 /* whether the code at return address a is in one of the two drivers (dladdr once per call site) */
 static int from_driver(uintptr_t a)
 {
@@ -103,8 +109,7 @@ static int from_driver(uintptr_t a)
             return (int)(e & 1);
     }
     Dl_info info;
-    int drv = dladdr((void *)a, &info) && info.dli_fname &&
-              (strstr(info.dli_fname, "libvulkan_lvp") || strstr(info.dli_fname, "swrast_dri"));
+    int drv = dladdr((void *)a, &info) && driver_path(info.dli_fname);
     for (size_t i = 0; i < SITES; i++) {
         uintptr_t zero = 0, mine = (a & ~(uintptr_t)1) | (uintptr_t)drv;
         if (atomic_compare_exchange_strong(&g_site[(h + i) & (SITES - 1)], &zero, mine) || zero == mine)
@@ -270,8 +275,7 @@ EXPORT int dlclose(void *handle)
     static int (*real_dlclose)(void *);
     struct link_map *lm = NULL;
     void *volatile h = handle; /* declared nonnull, but a NULL must still reach the real dlclose's error */
-    if (h && dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name &&
-        (strstr(lm->l_name, "libvulkan_lvp") || strstr(lm->l_name, "swrast_dri")))
+    if (h && dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && driver_path(lm->l_name))
         return 0;
     if (!real_dlclose)
         real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
