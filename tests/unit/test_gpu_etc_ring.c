@@ -212,10 +212,16 @@ static void sums_for(fixture *fx, kiln_format fmt, const char *what)
         sum += ms;
     }
     free(dst);
-    kiln_texture tex[N];
-    assert_int_equal(kiln_encode_batch(fx->gpu, imgs, N, &ep, 1, 0, tex), KILN_OK);
-    double batch = kiln_last_gpu_ms(fx->gpu);
-    for (int i = 0; i < N; i++) kiln_texture_free(&tex[i]);
+    /* the least of three batches: on lavapipe the "GPU" is the loaded CI host, and one batch measured 61 ms against
+     * the singles' 12.2 (ASan run, fresh clone, 2-core box, 2026-11-28 04:26 UTC) */
+    double batch = 1e30;
+    for (int r = 0; r < 3; r++) {
+        kiln_texture tex[N];
+        assert_int_equal(kiln_encode_batch(fx->gpu, imgs, N, &ep, 1, 0, tex), KILN_OK);
+        double ms = kiln_last_gpu_ms(fx->gpu);
+        if (ms < batch) batch = ms;
+        for (int i = 0; i < N; i++) kiln_texture_free(&tex[i]);
+    }
     kiln_image_free(&img);
     if (!(batch > 3.0 * least && batch <= 4.0 * sum))
         fail_msg("%s %s: batch of %d reports %.3f ms; one image alone %.3f ms at least, the %d alone %.3f ms in all", what,
